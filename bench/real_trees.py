@@ -1,0 +1,88 @@
+"""Real-world package trees for the benchmarks, kept in a cache outside git.
+
+    ensure_real_trees() -> {"torchvision": Path, "timm": Path, "ultralytics": Path}
+
+The wheels are fetched with ``pip download --no-deps`` (torchvision pinned to 0.29.1,
+timm and ultralytics at the newest version pip gives) into
+``$GRADGUARD_BENCH_CACHE`` (default ``~/.cache/gradguard-bench/``) and unzipped there.
+A package already unpacked in the cache is reused as it is; delete its folder under
+``src/`` (and its wheel under ``wheels/``) to fetch it again. No source is committed.
+
+Run as a script, it prints the three paths.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+# project name -> pip requirement
+PACKAGES = {
+    "torchvision": "torchvision==0.29.1",
+    "timm": "timm",
+    "ultralytics": "ultralytics",
+}
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("GRADGUARD_BENCH_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "gradguard-bench"
+
+
+def _wheel_for(project: str, wheels: Path) -> Path | None:
+    found = sorted(wheels.glob(f"{project}-*.whl"))
+    return found[-1] if found else None
+
+
+def ensure_real_trees(cache: Path | None = None) -> dict[str, Path]:
+    """Make sure torchvision 0.29.1, timm and ultralytics sources are in the cache.
+
+    Returns, for each project, the path of its package tree (the folder holding its
+    ``__init__.py``), e.g. ``<cache>/src/timm-1.0.31/timm``.
+    """
+    cache = cache or cache_dir()
+    wheels, src = cache / "wheels", cache / "src"
+    wheels.mkdir(parents=True, exist_ok=True)
+    src.mkdir(parents=True, exist_ok=True)
+    trees: dict[str, Path] = {}
+    for project, requirement in PACKAGES.items():
+        wheel = _wheel_for(project, wheels)
+        if wheel is None:
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--no-deps",
+                    "--quiet",
+                    "--dest",
+                    str(wheels),
+                    requirement,
+                ],
+                check=True,
+            )
+            wheel = _wheel_for(project, wheels)
+            if wheel is None:
+                raise RuntimeError(f"pip download {requirement} left no {project} wheel")
+        version = wheel.name.split("-")[1]
+        unpacked = src / f"{project}-{version}"
+        tree = unpacked / project
+        if not (tree / "__init__.py").is_file():
+            partial = unpacked.with_name(unpacked.name + ".partial")
+            for stale in (partial, unpacked):
+                shutil.rmtree(stale, ignore_errors=True)
+            with zipfile.ZipFile(wheel) as archive:
+                archive.extractall(partial)
+            partial.rename(unpacked)
+        trees[project] = tree
+    return trees
+
+
+if __name__ == "__main__":
+    for name, path in ensure_real_trees().items():
+        print(f"{name:12} {path}")

@@ -1,0 +1,3 @@
+from gradguard.cli.main import main
+
+raise SystemExit(main())

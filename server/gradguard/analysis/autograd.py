@@ -1,0 +1,194 @@
+"""The autograd model: applying an op's facts to abstract values, and the hazard checks.
+
+This is where saves are recorded and where writes are checked against them; the
+evaluator decides *which* op a piece of code is, this module decides what it does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from gradguard.analysis.findings import Finding
+from gradguard.analysis.hazard import Confidence
+from gradguard.analysis.values import (
+    PendingWrite,
+    Save,
+    Storage,
+    Value,
+    any_grad,
+    is_tensorish,
+)
+from gradguard.facts.table import Effect
+
+
+def _confidence(*levels: bool | None) -> Confidence | None:
+    """High when every condition is known true, medium when some are unknown."""
+    if any(level is False for level in levels):
+        return None
+    return "high" if all(level is True for level in levels) else "medium"
+
+
+def _lower(a: Confidence, b: Confidence) -> Confidence:
+    return "high" if a == b == "high" else "medium"
+
+
+@dataclass
+class Autograd:
+    grad_enabled: bool = True
+    findings: dict[tuple[object, ...], Finding] = field(default_factory=dict)
+    storages: list[Storage] = field(default_factory=list)
+    via: tuple[cst.CSTNode, ...] = ()
+
+    def new_storage(self, **flags: bool) -> Storage:
+        storage = Storage(**flags)
+        self.storages.append(storage)
+        return storage
+
+    def fresh(self, requires_grad: bool | None, desc: str) -> Value:
+        return Value("tensor", (self.new_storage(),), requires_grad, desc=desc)
+
+    def report(self, finding: Finding) -> None:
+        key = finding.key()
+        known = self.findings.get(key)
+        if known is None or (known.confidence == "medium" and finding.confidence == "high"):
+            self.findings[key] = finding
+
+    # -- applying facts -------------------------------------------------------------
+
+    def apply(
+        self,
+        effect: Effect,
+        node: cst.CSTNode,
+        op: str,
+        inputs: list[Value],
+        defined_at: cst.CSTNode | None = None,
+        output_save_node: cst.CSTNode | None = None,
+    ) -> Value:
+        """Run one op: check its write, record its saves, return its output."""
+        first = inputs[0] if inputs else None
+        other = inputs[1] if len(inputs) > 1 else None
+        graph = any_grad(inputs) if self.grad_enabled else False
+        if effect.writes and first is not None:
+            self.write(first, node, op, defined_at=defined_at)
+        output = self._output(effect, first, graph, op)
+        if graph is not False:
+            save_node = output_save_node or node
+            aten = effect.aten[0].removeprefix("aten::") if effect.aten else op
+            for role, condition in effect.saves.items():
+                target = {"input": first, "other": other, "output": output}.get(role)
+                if target is None or not is_tensorish(target):
+                    continue
+                level = self._condition(condition, first, other)
+                confidence = _confidence(graph, level)
+                if confidence is None:
+                    continue
+                for storage in target.storages:
+                    storage.saves.append(Save(save_node, f"{op}|{aten}", role, confidence))
+        return output
+
+    @staticmethod
+    def _condition(condition: str, first: Value | None, other: Value | None) -> bool | None:
+        if condition == "always":
+            return True
+        subject = other if condition == "other_requires_grad" else first
+        if subject is None or not is_tensorish(subject):
+            return False
+        return subject.requires_grad
+
+    def _output(
+        self, effect: Effect, first: Value | None, graph: bool | None, op: str
+    ) -> Value:
+        grad = graph if effect.differentiable else False
+        if effect.returns == "input" and first is not None:
+            if grad is True:
+                first.requires_grad = True
+            return first
+        if effect.returns in ("view", "views") and first is not None and is_tensorish(first):
+            view = "multi" if effect.returns == "views" else self._view_kind(first)
+            value = Value("tensor", first.storages, grad, view=view, desc=op)
+            if effect.returns == "views":
+                return Value("list", items=None, desc=op, storages=first.storages,
+                             requires_grad=grad, view="multi")
+            return value
+        return self.fresh(grad, op)
+
+    def _view_kind(self, base: Value) -> str | None:
+        if any(storage.leaf for storage in base.storages) and base.requires_grad:
+            return "leaf"
+        if not self.grad_enabled and base.requires_grad is not False:
+            return "nograd"
+        return base.view if base.view in ("multi", "leaf", "nograd") else "view"
+
+    # -- the checks -------------------------------------------------------------------
+
+    def write(
+        self,
+        target: Value,
+        node: cst.CSTNode,
+        op: str,
+        defined_at: cst.CSTNode | None = None,
+        confidence: Confidence = "high",
+    ) -> None:
+        """An in-place write to ``target``: report what it breaks."""
+        if not is_tensorish(target):
+            return
+        for storage in target.storages:
+            live = [save for save in storage.saves]
+            if live and storage.param:
+                level = confidence
+                for save in live:
+                    level = _lower(level, save.confidence)
+                storage.pending.append(PendingWrite(node, op, live, level))
+            elif live:
+                for save in live:
+                    self.report(
+                        Finding(
+                            "GG001",
+                            node,
+                            op,
+                            _lower(confidence, save.confidence),
+                            (save,),
+                            via=self.via,
+                            defined_at=defined_at,
+                        )
+                    )
+        if self.grad_enabled:
+            self._check_leaf_and_views(target, node, op, defined_at, confidence)
+
+    def _check_leaf_and_views(
+        self,
+        target: Value,
+        node: cst.CSTNode,
+        op: str,
+        defined_at: cst.CSTNode | None,
+        confidence: Confidence,
+    ) -> None:
+        grad = target.requires_grad
+        if grad is False:
+            return
+        level: Confidence = confidence if grad is True else "medium"
+        if target.view is None and any(s.leaf for s in target.storages) and grad is True:
+            self.report(Finding("GG002", node, op, level, via=self.via, defined_at=defined_at))
+        elif target.view == "leaf":
+            self.report(Finding("GG003", node, op, level, detail="leaf", via=self.via,
+                                defined_at=defined_at))
+        elif target.view == "multi":
+            self.report(Finding("GG003", node, op, level, detail="multi", via=self.via,
+                                defined_at=defined_at))
+        elif target.view == "nograd":
+            self.report(Finding("GG003", node, op, level, detail="nograd", via=self.via,
+                                defined_at=defined_at))
+
+    def backward(self, node: cst.CSTNode, retain: bool) -> None:
+        """A backward pass: report parameter writes it trips over, then free the graph."""
+        for storage in self.storages:
+            for pending in storage.pending:
+                self.report(
+                    Finding("GG004", pending.node, pending.op, pending.confidence,
+                            tuple(pending.saves), via=self.via)
+                )
+            storage.pending.clear()
+            if not retain:
+                storage.saves.clear()

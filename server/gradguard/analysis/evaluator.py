@@ -1,0 +1,970 @@
+"""Abstract interpretation of one function body over tensors, modules and optimizers.
+
+The evaluator decides what each piece of code *is* (which op, which module, which
+user function) and hands it to :class:`Autograd`, which knows what that op does.
+User classes and functions of the same file are followed by interpreting their bodies
+with the caller's values (``self.<attr>`` from ``__init__``, ``nn.Sequential`` contents
+in order, helper methods, staticmethods), within a depth and a step budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from gradguard.analysis.autograd import Autograd
+from gradguard.analysis.names import dotted_name
+from gradguard.analysis.program import ClassInfo, Program, decorator_names
+from gradguard.analysis.values import (
+    NnModule,
+    Sequential,
+    Storage,
+    UnknownModule,
+    UserModule,
+    Value,
+    constant,
+    is_tensorish,
+    join,
+    unknown,
+)
+from gradguard.facts.table import Effect, Facts, InplaceFlag
+
+MAX_DEPTH = 8
+MAX_STEPS = 20_000
+MAX_UNROLL = 32
+
+UNKNOWN_INT = object()
+
+GRAD_OFF = {
+    "torch.no_grad",
+    "torch.inference_mode",
+    "torch.autograd.no_grad",
+    "torch.autograd.grad_mode.no_grad",
+}
+GRAD_ON = {"torch.enable_grad", "torch.autograd.enable_grad"}
+OPTIMIZER_PREFIX = "torch.optim."
+BINARY_SYMBOLS = {
+    "Add": "+",
+    "Subtract": "-",
+    "Multiply": "*",
+    "Divide": "/",
+    "FloorDivide": "//",
+    "Power": "**",
+    "MatrixMultiply": "@",
+    "Modulo": "%",
+}
+AUGMENTED_SYMBOLS = {
+    "AddAssign": "+=",
+    "SubtractAssign": "-=",
+    "MultiplyAssign": "*=",
+    "DivideAssign": "/=",
+    "PowerAssign": "**=",
+    "MatrixMultiplyAssign": "@=",
+    "FloorDivideAssign": "//=",
+    "ModuloAssign": "%=",
+    "BitwiseAndAssign": "&=",
+    "BitwiseOrAssign": "|=",
+}
+MODULE_RETURNS_SELF = {"train", "eval", "to", "cuda", "cpu", "float", "double", "half",
+                       "requires_grad_", "type", "share_memory"}
+
+
+class OutOfBudget(Exception):
+    """The interpretation of one root took too many steps; its findings so far stand."""
+
+
+@dataclass
+class Frame:
+    env: dict[str, Value]
+    self_value: Value | None = None
+    class_name: str | None = None
+    returns: list[Value] = field(default_factory=list)
+
+
+@dataclass
+class Evaluator:
+    program: Program
+    facts: Facts
+    autograd: Autograd
+    steps: int = 0
+    stack: list[cst.CSTNode] = field(default_factory=list)
+
+    # -- entry points -----------------------------------------------------------------
+
+    def run_module_statements(self, statements: Sequence[cst.CSTNode]) -> None:
+        frame = Frame({})
+        self.exec_block(statements, frame)
+
+    def run_function(
+        self, func: cst.FunctionDef, self_value: Value | None, class_name: str | None
+    ) -> None:
+        self.call_function(func, [], {}, self_value, class_name, call_node=None)
+
+    def instantiate(self, info: ClassInfo, call_node: cst.CSTNode | None,
+                    args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """A user class instance: its attributes are whatever ``__init__`` assigns."""
+        params = self.autograd.new_storage(param=True, leaf=True)
+        instance = Value("module", spec=UserModule(info.name), attrs={}, params=params,
+                         name=info.name, desc=info.name)
+        found = self.program.method(info.name, "__init__")
+        if found is not None:
+            owner, init = found
+            self.call_function(init, args, kwargs, instance, owner.name, call_node)
+        return instance
+
+    # -- statements -------------------------------------------------------------------
+
+    def tick(self) -> None:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise OutOfBudget
+
+    def exec_block(self, statements: Sequence[cst.CSTNode], frame: Frame) -> None:
+        for statement in statements:
+            self.exec_statement(statement, frame)
+
+    def exec_statement(self, statement: cst.CSTNode, frame: Frame) -> None:
+        self.tick()
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                self.exec_small(small, frame)
+        elif isinstance(statement, cst.If):
+            self.exec_if(statement, frame)
+        elif isinstance(statement, cst.For):
+            self.exec_for(statement, frame)
+        elif isinstance(statement, cst.While):
+            self.exec_loop_body(statement.body.body, frame)
+        elif isinstance(statement, cst.With):
+            self.exec_with(statement, frame)
+        elif isinstance(statement, cst.Try):
+            self.exec_block(statement.body.body, frame)
+            for handler in statement.handlers:
+                self.exec_block(handler.body.body, frame)
+            if statement.orelse is not None:
+                self.exec_block(statement.orelse.body.body, frame)
+            if statement.finalbody is not None:
+                self.exec_block(statement.finalbody.body.body, frame)
+        elif isinstance(statement, cst.FunctionDef):
+            frame.env[statement.name.value] = Value("function", desc=statement.name.value,
+                                                    const=statement)
+        elif isinstance(statement, cst.ClassDef):
+            frame.env[statement.name.value] = unknown(statement.name.value)
+
+    def exec_small(self, small: cst.BaseSmallStatement, frame: Frame) -> None:
+        if isinstance(small, cst.Assign):
+            value = self.eval(small.value, frame)
+            for target in small.targets:
+                self.bind(target.target, value, frame, small)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self.bind(small.target, self.eval(small.value, frame), frame, small)
+        elif isinstance(small, cst.AugAssign):
+            self.exec_augassign(small, frame)
+        elif isinstance(small, cst.Expr):
+            self.eval(small.value, frame)
+        elif isinstance(small, cst.Return):
+            value = constant(None) if small.value is None else self.eval(small.value, frame)
+            frame.returns.append(value)
+
+    def exec_augassign(self, small: cst.AugAssign, frame: Frame) -> None:
+        target = self.eval(small.target, frame)
+        right = self.eval(small.value, frame)
+        symbol = AUGMENTED_SYMBOLS.get(type(small.operator).__name__)
+        effect = self.facts.operators.get(symbol or "")
+        if is_tensorish(target) and effect is not None:
+            label = f"{self.text(small.target)} {symbol}"
+            self.autograd.apply(effect, small, label, [target, right])
+            return
+        if target.kind == "list" and right.kind == "list" and target.items is not None:
+            target.items.extend(right.items or [])
+            return
+        self.bind(small.target, unknown(), frame, small)
+
+    def exec_if(self, statement: cst.If, frame: Frame) -> None:
+        test = self.truth(statement.test, frame)
+        orelse: Sequence[cst.CSTNode] = ()
+        if isinstance(statement.orelse, cst.Else):
+            orelse = statement.orelse.body.body
+        elif isinstance(statement.orelse, cst.If):
+            orelse = (statement.orelse,)
+        if test is True:
+            self.exec_block(statement.body.body, frame)
+        elif test is False:
+            self.exec_block(orelse, frame)
+        else:
+            self.exec_branches(statement.body.body, orelse, frame)
+
+    def exec_branches(
+        self, first: Sequence[cst.CSTNode], second: Sequence[cst.CSTNode], frame: Frame
+    ) -> None:
+        """Run two alternatives from the same state and join what they leave."""
+        before_env = dict(frame.env)
+        before = self.snapshot()
+        self.exec_block(first, frame)
+        after_first_env = frame.env
+        after_first = self.snapshot()
+        self.restore(before)
+        frame.env = dict(before_env)
+        self.exec_block(second, frame)
+        self.union(after_first)
+        merged: dict[str, Value] = {}
+        for name in after_first_env.keys() | frame.env.keys():
+            a = after_first_env.get(name)
+            b = frame.env.get(name)
+            if a is None or b is None:
+                merged[name] = a or b or unknown()
+            else:
+                merged[name] = join(a, b)
+        frame.env = merged
+
+    def snapshot(self) -> dict[int, tuple[Storage, list[object]]]:
+        return {id(s): (s, list(s.saves)) for s in self.autograd.storages}
+
+    def restore(self, state: dict[int, tuple[Storage, list[object]]]) -> None:
+        for storage in self.autograd.storages:
+            saved = state.get(id(storage))
+            storage.saves[:] = saved[1] if saved else []  # type: ignore[assignment]
+
+    def union(self, state: dict[int, tuple[Storage, list[object]]]) -> None:
+        for storage, saves in state.values():
+            for save in saves:
+                if save not in storage.saves:
+                    storage.saves.append(save)  # type: ignore[arg-type]
+
+    def exec_for(self, statement: cst.For, frame: Frame) -> None:
+        iterable = self.eval(statement.iter, frame)
+        if iterable.kind == "list" and iterable.items is not None and \
+                len(iterable.items) <= MAX_UNROLL:
+            for item in list(iterable.items):
+                self.bind(statement.target, item, frame, statement)
+                self.exec_block(statement.body.body, frame)
+        else:
+            item = self.element_of(iterable)
+            for _ in range(2):
+                self.bind(statement.target, item, frame, statement)
+                self.exec_block(statement.body.body, frame)
+        if statement.orelse is not None:
+            self.exec_block(statement.orelse.body.body, frame)
+
+    def exec_loop_body(self, body: Sequence[cst.CSTNode], frame: Frame) -> None:
+        # Twice: a write in the second iteration can break what the first one saved.
+        for _ in range(2):
+            self.exec_block(body, frame)
+
+    def exec_with(self, statement: cst.With, frame: Frame) -> None:
+        grad = self.autograd.grad_enabled
+        for item in statement.items:
+            expr = item.item
+            name = self.program.qualify(expr.func if isinstance(expr, cst.Call) else expr)
+            if name in GRAD_OFF:
+                self.autograd.grad_enabled = False
+            elif name in GRAD_ON:
+                self.autograd.grad_enabled = True
+            elif name == "torch.set_grad_enabled" and isinstance(expr, cst.Call) and expr.args:
+                flag = self.truth(expr.args[0].value, frame)
+                if flag is not None:
+                    self.autograd.grad_enabled = flag
+            else:
+                value = self.eval(expr, frame)
+                if item.asname is not None:
+                    self.bind(item.asname.name, value, frame, statement)
+        try:
+            self.exec_block(statement.body.body, frame)
+        finally:
+            self.autograd.grad_enabled = grad
+
+    # -- binding ----------------------------------------------------------------------
+
+    def bind(self, target: cst.BaseExpression, value: Value, frame: Frame,
+             statement: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            frame.env[target.value] = value
+        elif isinstance(target, cst.Attribute):
+            owner = self.eval(target.value, frame)
+            if owner.attrs is not None:
+                owner.attrs[target.attr.value] = value
+                if value.kind == "module" and not value.name:
+                    value.name = self.text(target)
+        elif isinstance(target, cst.Subscript):
+            self.write_subscript(target, value, frame)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = [e.value for e in target.elements]
+            parts = self.unpack(value, len(elements))
+            for element, part in zip(elements, parts, strict=False):
+                if isinstance(element, cst.StarredElement):
+                    self.bind(element.value, Value("list", items=None), frame, statement)
+                else:
+                    self.bind(element, part, frame, statement)
+        elif isinstance(target, cst.StarredElement):
+            self.bind(target.value, Value("list", items=None), frame, statement)
+
+    def unpack(self, value: Value, count: int) -> list[Value]:
+        if value.kind == "list" and value.items is not None and len(value.items) == count:
+            return list(value.items)
+        return [self.element_of(value) for _ in range(count)]
+
+    def element_of(self, value: Value) -> Value:
+        """One element of an iterable whose elements are not individually known."""
+        if value.kind == "list" and value.view == "multi":
+            return Value("tensor", value.storages, value.requires_grad, view="multi",
+                         desc=value.desc)
+        if value.kind == "list" and value.element is not None:
+            return value.element
+        if value.kind == "list" and value.items:
+            result = value.items[0]
+            for item in value.items[1:]:
+                result = join(result, item)
+            return result
+        if value.kind == "const" and value.const is UNKNOWN_INT:
+            return constant(UNKNOWN_INT)
+        if value.kind == "tensor":
+            # Iterating a tensor unbinds it: multi-output views of the same storage.
+            return Value("tensor", value.storages, value.requires_grad, view="multi")
+        return unknown()
+
+    def write_subscript(self, target: cst.Subscript, value: Value, frame: Frame) -> None:
+        owner = self.eval(target.value, frame)
+        if not is_tensorish(owner):
+            return
+        effect = self.facts.operators.get("setitem")
+        if effect is None:
+            return
+        self.autograd.apply(effect, target, f"{self.text(target)} = ...", [owner, value])
+
+    # -- expressions ------------------------------------------------------------------
+
+    def eval(self, expr: cst.BaseExpression, frame: Frame) -> Value:
+        if isinstance(expr, cst.Name):
+            return self.eval_name(expr.value, frame)
+        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
+            return constant(expr.evaluated_value)
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return constant(expr.evaluated_value if isinstance(expr, cst.SimpleString)
+                            else UNKNOWN_INT)
+        if isinstance(expr, cst.Attribute):
+            return self.eval_attribute(expr, frame)
+        if isinstance(expr, cst.Call):
+            return self.eval_call(expr, frame)
+        if isinstance(expr, cst.BinaryOperation):
+            return self.eval_binary(expr, frame)
+        if isinstance(expr, cst.UnaryOperation):
+            return self.eval_unary(expr, frame)
+        if isinstance(expr, cst.Comparison):
+            values = [self.eval(expr.left, frame)]
+            values += [self.eval(c.comparator, frame) for c in expr.comparisons]
+            if any(is_tensorish(v) for v in values):
+                return self.autograd.fresh(False, "comparison")
+            return constant(self.truth(expr, frame))
+        if isinstance(expr, cst.BooleanOperation):
+            left = self.eval(expr.left, frame)
+            right = self.eval(expr.right, frame)
+            return join(left, right)
+        if isinstance(expr, cst.Subscript):
+            return self.eval_subscript(expr, frame)
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            items: list[Value] = []
+            for element in expr.elements:
+                if isinstance(element, cst.StarredElement):
+                    inner = self.eval(element.value, frame)
+                    if inner.kind != "list" or inner.items is None:
+                        return Value("list", items=None)
+                    items.extend(inner.items)
+                else:
+                    items.append(self.eval(element.value, frame))
+            return Value("list", items=items)
+        if isinstance(expr, cst.IfExp):
+            test = self.truth(expr.test, frame)
+            if test is True:
+                return self.eval(expr.body, frame)
+            if test is False:
+                return self.eval(expr.orelse, frame)
+            return join(self.eval(expr.body, frame), self.eval(expr.orelse, frame))
+        if isinstance(expr, cst.NamedExpr):
+            value = self.eval(expr.value, frame)
+            self.bind(expr.target, value, frame, expr)
+            return value
+        if isinstance(expr, cst.Ellipsis):
+            return constant(...)
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+            return self.eval_comprehension(expr, frame)
+        return unknown()
+
+    def eval_comprehension(self, expr: cst.ListComp | cst.GeneratorExp, frame: Frame) -> Value:
+        """A list of unknown length whose elements are all like one evaluation of ``elt``."""
+        inner = Frame(dict(frame.env), frame.self_value, frame.class_name)
+        clause: cst.CompFor | None = expr.for_in
+        while clause is not None:
+            iterable = self.eval(clause.iter, inner)
+            self.bind(clause.target, self.element_of(iterable), inner, expr)
+            clause = clause.inner_for_in
+        return Value("list", items=None, element=self.eval(expr.elt, inner))
+
+    def eval_name(self, name: str, frame: Frame) -> Value:
+        if name in frame.env:
+            return frame.env[name]
+        if name in ("True", "False", "None"):
+            return constant({"True": True, "False": False, "None": None}[name])
+        if name in self.program.classes or name in self.program.functions:
+            return Value("function", desc=name, name=name)
+        return Value("function", desc=name, name=self.program.aliases.get(name, name))
+
+    def eval_attribute(self, expr: cst.Attribute, frame: Frame) -> Value:
+        attr = expr.attr.value
+        owner = self.eval(expr.value, frame)
+        if owner.kind == "function":
+            if owner.const is not None:
+                return unknown()
+            return Value("function", desc=f"{owner.desc}.{attr}", name=f"{owner.name}.{attr}")
+        if owner.kind == "module":
+            if owner.attrs is not None and attr in owner.attrs:
+                return owner.attrs[attr]
+            if attr == "training":
+                return constant(True)
+            if isinstance(owner.spec, NnModule) and attr in ("weight", "bias") and \
+                    owner.params is not None:
+                return Value("tensor", (owner.params,), True, desc=self.text(expr))
+            return unknown(self.text(expr))
+        if is_tensorish(owner):
+            if attr == "data":
+                # .data has a version counter of its own: writes through it go unseen.
+                return self.autograd.fresh(False, self.text(expr))
+            if attr in ("T", "mT", "H", "mH", "real", "imag"):
+                return Value("tensor", owner.storages, owner.requires_grad, view="view")
+            if attr in ("shape", "ndim", "dtype", "device", "is_leaf", "requires_grad"):
+                return constant(UNKNOWN_INT)
+            if attr == "grad":
+                return self.autograd.fresh(False, self.text(expr))
+        return unknown(self.text(expr))
+
+    def eval_subscript(self, expr: cst.Subscript, frame: Frame) -> Value:
+        owner = self.eval(expr.value, frame)
+        if owner.kind == "list":
+            if owner.view == "multi":
+                return self.element_of(owner)
+            index = self.single_index(expr, frame)
+            if owner.items is not None and isinstance(index, int) and \
+                    -len(owner.items) <= index < len(owner.items):
+                return owner.items[index]
+            return self.element_of(owner)
+        if not is_tensorish(owner):
+            return unknown()
+        basic = all(self.is_basic_index(e.slice, frame) for e in expr.slice)
+        effect = self.facts.operators.get("getitem_basic" if basic else "getitem_advanced")
+        if effect is None:
+            return unknown()
+        return self.autograd.apply(effect, expr, self.text(expr), [owner])
+
+    def single_index(self, expr: cst.Subscript, frame: Frame) -> object:
+        if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+            return None
+        value = self.eval(expr.slice[0].slice.value, frame)
+        return value.const if value.kind == "const" else None
+
+    def is_basic_index(self, part: cst.BaseSlice, frame: Frame) -> bool:
+        if isinstance(part, cst.Slice):
+            return True
+        assert isinstance(part, cst.Index)
+        value = part.value
+        if isinstance(value, (cst.Integer, cst.Ellipsis)):
+            return True
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer):
+            return True
+        if isinstance(value, cst.Name) and value.value == "None":
+            return True
+        evaluated = self.eval(value, frame)
+        return evaluated.kind == "const" and (
+            isinstance(evaluated.const, int) or evaluated.const is UNKNOWN_INT
+            or evaluated.const is ... or evaluated.const is None
+        )
+
+    def eval_binary(self, expr: cst.BinaryOperation, frame: Frame) -> Value:
+        left = self.eval(expr.left, frame)
+        right = self.eval(expr.right, frame)
+        if left.kind == "list" and right.kind == "list":
+            if left.items is None or right.items is None:
+                return Value("list", items=None)
+            return Value("list", items=left.items + right.items)
+        symbol = BINARY_SYMBOLS.get(type(expr.operator).__name__, "")
+        effect = self.facts.operators.get(symbol)
+        if effect is None or not (is_tensorish(left) or is_tensorish(right)):
+            return constant(UNKNOWN_INT) if left.kind == right.kind == "const" else unknown()
+        inputs = [left, right] if is_tensorish(left) else [right, left]
+        return self.autograd.apply(effect, expr, symbol, inputs)
+
+    def eval_unary(self, expr: cst.UnaryOperation, frame: Frame) -> Value:
+        operand = self.eval(expr.expression, frame)
+        if isinstance(expr.operator, cst.Minus) and is_tensorish(operand):
+            effect = self.facts.operators.get("unary-")
+            if effect is not None:
+                return self.autograd.apply(effect, expr, "-", [operand])
+        if isinstance(expr.operator, cst.Not):
+            truth = self.truth(expr.expression, frame)
+            return constant(None if truth is None else not truth)
+        if operand.kind == "const" and isinstance(operand.const, (int, float)):
+            return constant(-operand.const if isinstance(expr.operator, cst.Minus)
+                            else operand.const)
+        return operand if is_tensorish(operand) else unknown()
+
+    def truth(self, expr: cst.BaseExpression, frame: Frame) -> bool | None:
+        """What a condition evaluates to, when it is known without running the code."""
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+            inner = self.truth(expr.expression, frame)
+            return None if inner is None else not inner
+        if isinstance(expr, cst.BooleanOperation):
+            left = self.truth(expr.left, frame)
+            right = self.truth(expr.right, frame)
+            if isinstance(expr.operator, cst.And):
+                if left is False or right is False:
+                    return False
+                return True if left is True and right is True else None
+            if left is True or right is True:
+                return True
+            return False if left is False and right is False else None
+        if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1:
+            left_value = self.eval(expr.left, frame)
+            right_value = self.eval(expr.comparisons[0].comparator, frame)
+            if left_value.kind != "const" or right_value.kind != "const":
+                return None
+            a, b = left_value.const, right_value.const
+            if UNKNOWN_INT in (a, b):
+                return None
+            operator = expr.comparisons[0].operator
+            if isinstance(operator, cst.Is):
+                return a is b
+            if isinstance(operator, cst.IsNot):
+                return a is not b
+            if isinstance(operator, cst.Equal):
+                return bool(a == b)
+            if isinstance(operator, cst.NotEqual):
+                return bool(a != b)
+            return None
+        value = self.eval(expr, frame)
+        if value.kind == "const" and value.const is not UNKNOWN_INT:
+            return bool(value.const)
+        if value.kind == "module":
+            return True
+        return None
+
+    # -- calls ------------------------------------------------------------------------
+
+    def eval_call(self, call: cst.Call, frame: Frame) -> Value:
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            owner = self.eval(func.value, frame)
+            if owner.kind != "function":
+                return self.call_method(owner, func.attr.value, call, frame)
+        callee = self.eval(func, frame)
+        if callee.kind == "module":
+            args = self.positional(call, frame)
+            return self.call_module(callee, args, call, self.text(func))
+        if callee.kind == "function" and callee.const is not None:
+            args, kwargs = self.arguments(call, frame)
+            assert isinstance(callee.const, cst.FunctionDef)
+            return self.call_function(callee.const, args, kwargs, frame.self_value,
+                                      frame.class_name, call)
+        if callee.kind == "function":
+            return self.call_named(callee.name, call, frame)
+        return unknown(self.text(func))
+
+    def positional(self, call: cst.Call, frame: Frame) -> list[Value]:
+        return self.arguments(call, frame)[0]
+
+    def arguments(self, call: cst.Call, frame: Frame) -> tuple[list[Value], dict[str, Value]]:
+        args: list[Value] = []
+        kwargs: dict[str, Value] = {}
+        for arg in call.args:
+            value = self.eval(arg.value, frame)
+            if arg.keyword is not None:
+                kwargs[arg.keyword.value] = value
+            elif arg.star == "*":
+                if value.kind == "list" and value.items is not None:
+                    args.extend(value.items)
+                else:
+                    args.append(Value("list", items=None, desc="*args"))
+            elif arg.star == "**":
+                continue
+            else:
+                args.append(value)
+        return args, kwargs
+
+    def call_named(self, name: str, call: cst.Call, frame: Frame) -> Value:
+        """A call of a module-level name: a user class or function, or a torch API."""
+        args, kwargs = self.arguments(call, frame)
+        if name in self.program.classes:
+            return self.instantiate(self.program.classes[name], call, args, kwargs)
+        if name in self.program.functions:
+            return self.call_function(self.program.functions[name], args, kwargs, None,
+                                      None, call)
+        if name == "super":
+            return Value("function", desc="super", name="super")
+        if name in ("range", "len", "int", "max", "min", "sum", "round", "abs"):
+            if name == "range":
+                return constant(UNKNOWN_INT)
+            return constant(UNKNOWN_INT) if not any(is_tensorish(a) for a in args) \
+                else unknown(name)
+        if name in ("list", "tuple") and args and args[0].kind == "list":
+            return Value("list", items=None if args[0].items is None else list(args[0].items),
+                         view=args[0].view, storages=args[0].storages)
+        if name in ("isinstance", "hasattr", "callable"):
+            return constant(UNKNOWN_INT)
+        return self.call_torch(name, call, args, kwargs, frame)
+
+    def call_torch(self, name: str, call: cst.Call, args: list[Value],
+                   kwargs: dict[str, Value], frame: Frame) -> Value:
+        facts = self.facts
+        label = self.text(call.func)
+        if name in facts.modules:
+            module = facts.modules[name]
+            inplace = self.flag(module.ctor_inplace, call, args, kwargs)
+            params = self.autograd.new_storage(param=True, leaf=True)
+            return Value("module", spec=NnModule(module, inplace, call), params=params,
+                         desc=label, attrs=None)
+        if name == "torch.nn.Sequential":
+            items = [a for a in args if a.kind == "module"]
+            if len(items) != len(args):
+                return Value("module", spec=UnknownModule(), desc=label)
+            return Value("module", spec=Sequential(items, call), desc=label,
+                         params=self.autograd.new_storage(param=True, leaf=True))
+        if name == "torch.nn.ModuleList":
+            if args and args[0].kind == "list":
+                return Value("list", items=None if args[0].items is None
+                             else list(args[0].items), element=args[0].element)
+            return Value("list", items=[])
+        if name == "torch.nn.Parameter" or name == "torch.nn.parameter.Parameter":
+            requires = kwargs.get("requires_grad")
+            grad = not (requires is not None and requires.kind == "const" and
+                        requires.const is False)
+            storage = self.autograd.new_storage(leaf=grad, param=True)
+            return Value("tensor", (storage,), grad, desc=label)
+        if name.startswith(OPTIMIZER_PREFIX) and name.count(".") == 2:
+            updates: list[Value] = []
+            for value in args[:1] + list(kwargs.values()):
+                updates.extend(self.modules_in(value))
+            return Value("optimizer", desc=label, updates=updates)
+        if name in ("torch.autograd.backward", "torch.autograd.grad"):
+            self.autograd.backward(call, retain=self.retains(kwargs, name))
+            return unknown(label)
+        if name.startswith("torch.nn.init.") and name.endswith("_") and args:
+            grad = self.autograd.grad_enabled
+            self.autograd.grad_enabled = False
+            try:
+                self.autograd.write(args[0], call, label)
+            finally:
+                self.autograd.grad_enabled = grad
+            return args[0]
+        if name in facts.factories:
+            requires = kwargs.get("requires_grad")
+            grad = requires is not None and requires.kind == "const" and requires.const is True
+            storage = self.autograd.new_storage(leaf=grad)
+            return Value("tensor", (storage,), grad, desc=label)
+        effect = facts.functions.get(self.function_key(name, call, args))
+        if effect is not None:
+            effect = effect.with_inplace(
+                self.flag(effect.inplace_flag, call, args, kwargs) is True
+            )
+            tensors = self.tensor_operands(args)
+            out = kwargs.get("out")
+            result = self.autograd.apply(effect, call, label, tensors)
+            if out is not None and is_tensorish(out):
+                self.autograd.write(out, call, f"{label}(out=...)")
+                return out
+            return result
+        tensors = self.tensor_operands(args)
+        if name.startswith("torch.") and tensors:
+            out = kwargs.get("out")
+            if out is not None:
+                self.autograd.write(out, call, f"{label}(out=...)")
+            grads = [t.requires_grad for t in tensors]
+            grad = True if True in grads else (None if None in grads else False)
+            return self.autograd.fresh(grad if self.autograd.grad_enabled else False, label)
+        return unknown(label)
+
+    def function_key(self, name: str, call: cst.Call, args: list[Value]) -> str:
+        """Picks the traced variant of a spelling whose behaviour depends on its arguments."""
+        if name == "torch.einsum" and args and args[0].kind == "const" and \
+                isinstance(args[0].const, str):
+            inputs, _, output = args[0].const.replace(" ", "").partition("->")
+            letters = set(inputs.replace(",", ""))
+            if output and letters <= set(output) and "torch.einsum#broadcast" in \
+                    self.facts.functions:
+                return "torch.einsum#broadcast"
+        if name.endswith("adaptive_avg_pool2d") or name.endswith("adaptive_max_pool2d"):
+            if len(args) > 1 and args[1].kind == "const" and args[1].const == 1 and \
+                    f"{name}#1" in self.facts.functions:
+                return f"{name}#1"
+        return name
+
+    @staticmethod
+    def tensor_operands(args: list[Value]) -> list[Value]:
+        tensors: list[Value] = []
+        for value in args:
+            if is_tensorish(value):
+                tensors.append(value)
+            elif value.kind == "list" and value.items is not None:
+                tensors.extend(v for v in value.items if is_tensorish(v))
+        return tensors
+
+    def flag(self, where: InplaceFlag | None, call: cst.Call, args: list[Value],
+             kwargs: dict[str, Value]) -> bool | None:
+        """The value of an ``inplace`` switch at a call, when it is known."""
+        if where is None:
+            return False
+        value = kwargs.get(where.name)
+        if value is None and where.position is not None and where.position < len(args):
+            has_star = any(arg.star for arg in call.args)
+            if not has_star:
+                value = args[where.position]
+        if value is None:
+            return False
+        if value.kind == "const" and value.const is not UNKNOWN_INT:
+            return bool(value.const)
+        return None
+
+    @staticmethod
+    def retains(kwargs: dict[str, Value], name: str = "") -> bool:
+        for key in ("retain_graph", "create_graph"):
+            value = kwargs.get(key)
+            if value is not None and not (value.kind == "const" and not value.const):
+                return True
+        return False
+
+    def modules_in(self, value: Value) -> list[Value]:
+        """The modules whose parameters an optimizer argument refers to."""
+        if value.kind == "module":
+            return [value]
+        if value.updates is not None:
+            return list(value.updates)
+        if value.kind == "list" and value.items is not None:
+            found: list[Value] = []
+            for item in value.items:
+                found.extend(self.modules_in(item))
+            return found
+        return []
+
+    def call_method(self, owner: Value, name: str, call: cst.Call, frame: Frame) -> Value:
+        if owner.kind == "module":
+            return self.call_module_method(owner, name, call, frame)
+        if owner.kind == "optimizer":
+            if name == "step":
+                self.optimizer_step(owner, call)
+            return constant(None)
+        if owner.kind == "list":
+            args = self.positional(call, frame)
+            if owner.items is not None:
+                if name == "append" and args:
+                    owner.items.append(args[0])
+                elif name == "extend" and args:
+                    extra = args[0]
+                    if extra.kind == "list" and extra.items is not None:
+                        owner.items.extend(extra.items)
+                    else:
+                        owner.items = None
+                elif name == "insert" and len(args) > 1:
+                    owner.items.append(args[1])
+            return constant(None)
+        if owner.kind == "function":
+            return unknown()
+        args, kwargs = self.arguments(call, frame)
+        if not is_tensorish(owner):
+            return unknown(self.text(call.func))
+        label = f"{self.text(call.func)}()"
+        if name == "backward":
+            self.autograd.backward(call, retain=self.retains(kwargs))
+            return constant(None)
+        if name == "requires_grad_":
+            flag = args[0] if args else kwargs.get("requires_grad")
+            on = flag is None or (flag.kind == "const" and bool(flag.const))
+            if on and owner.view is None and owner.requires_grad is False:
+                for storage in owner.storages:
+                    storage.leaf = True
+            owner.requires_grad = True if on else owner.requires_grad
+            return owner
+        effect = self.facts.methods.get(name)
+        if effect is None:
+            return unknown(label) if owner.kind == "unknown" else self.autograd.fresh(
+                None if owner.requires_grad is not False else False, label)
+        effect = effect.with_inplace(self.flag(effect.inplace_flag, call, [owner, *args],
+                                               kwargs) is True)
+        operands = [owner] + [a for a in args if is_tensorish(a)]
+        return self.autograd.apply(effect, call, label, operands)
+
+    def optimizer_step(self, optimizer: Value, call: cst.Call) -> None:
+        grad = self.autograd.grad_enabled
+        # optimizer.step() runs under no_grad: it bumps versions but is no leaf misuse.
+        self.autograd.grad_enabled = False
+        try:
+            for module in optimizer.updates or []:
+                for storage in self.parameter_storages(module):
+                    self.autograd.write(Value("tensor", (storage,), True), call,
+                                        f"{self.text(call.func)}()")
+        finally:
+            self.autograd.grad_enabled = grad
+
+    def parameter_storages(self, module: Value, depth: int = 0) -> list[Storage]:
+        found: list[Storage] = [] if module.params is None else [module.params]
+        if depth > 6:
+            return found
+        if isinstance(module.spec, Sequential):
+            for item in module.spec.items:
+                found.extend(self.parameter_storages(item, depth + 1))
+        for value in (module.attrs or {}).values():
+            if value.kind == "module":
+                found.extend(self.parameter_storages(value, depth + 1))
+            elif value.kind == "list" and value.items:
+                for item in value.items:
+                    if item.kind == "module":
+                        found.extend(self.parameter_storages(item, depth + 1))
+            elif value.kind == "tensor" and any(s.param for s in value.storages):
+                found.extend(s for s in value.storages if s.param)
+        return found
+
+    def call_module_method(self, owner: Value, name: str, call: cst.Call,
+                           frame: Frame) -> Value:
+        args, kwargs = self.arguments(call, frame)
+        if name == "parameters" or name == "named_parameters":
+            return Value("list", items=None, updates=[owner], desc="parameters")
+        if name in MODULE_RETURNS_SELF:
+            return owner
+        if name in ("register_buffer", "register_parameter", "add_module") and \
+                len(args) > 1 and owner.attrs is not None:
+            key = args[0].const if args[0].kind == "const" else None
+            if isinstance(key, str):
+                owner.attrs[key] = args[1]
+            return constant(None)
+        if name == "forward":
+            return self.call_module(owner, args, call, self.text(call.func))
+        if isinstance(owner.spec, UserModule):
+            found = self.program.method(owner.spec.class_name, name)
+            if found is not None:
+                info, method = found
+                bound = None if name in info.staticmethods else owner
+                return self.call_function(method, args, kwargs, bound, info.name, call)
+        return unknown(self.text(call.func))
+
+    def call_module(self, module: Value, args: list[Value], node: cst.CSTNode,
+                    label: str, defined_at: cst.CSTNode | None = None) -> Value:
+        spec = module.spec
+        if isinstance(spec, NnModule):
+            facts = spec.facts
+            effect = facts.effect(spec.inplace is True)
+            described = label
+            if spec.inplace is True:
+                described = f"{label} ({facts.name.rsplit('.', 1)[-1]}, inplace=True)"
+            operands = args[:1]
+            if operands and facts.has_parameters and module.params is not None:
+                operands.append(Value("tensor", (module.params,), True, desc="weight"))
+            return self.autograd.apply(effect, node, described, operands,
+                                       defined_at=defined_at)
+        if isinstance(spec, Sequential):
+            value = args[0] if args else unknown()
+            outer = self.autograd.via
+            self.autograd.via = outer + (node,)
+            try:
+                for item in spec.items:
+                    item_node = item.spec.node if isinstance(item.spec, (NnModule, Sequential)) \
+                        else node
+                    item_label = self.text(item_node) if item_node is not node else label
+                    value = self.call_module(item, [value], item_node, item_label)
+            finally:
+                self.autograd.via = outer
+            return value
+        if isinstance(spec, UserModule):
+            found = self.program.method(spec.class_name, "forward") or \
+                self.program.method(spec.class_name, "__call__")
+            if found is not None:
+                info, method = found
+                return self.call_function(method, args, {}, module, info.name, node)
+        return unknown(label)
+
+    def call_function(
+        self,
+        func: cst.FunctionDef,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        self_value: Value | None,
+        class_name: str | None,
+        call_node: cst.CSTNode | None,
+    ) -> Value:
+        """Interpret a user function with the caller's values bound to its parameters."""
+        if len(self.stack) >= MAX_DEPTH or func in self.stack:
+            return unknown(func.name.value)
+        names = decorator_names(func)
+        frame = Frame({}, self_value, class_name)
+        params = list(func.params.posonly_params) + list(func.params.params)
+        is_static = "staticmethod" in names
+        positional = list(args)
+        if self_value is not None and not is_static and params:
+            frame.env[params[0].name.value] = self_value
+            params = params[1:]
+        for param in params:
+            name = param.name.value
+            if positional:
+                frame.env[name] = positional.pop(0)
+            elif name in kwargs:
+                frame.env[name] = kwargs[name]
+            elif param.default is not None:
+                frame.env[name] = self.eval(param.default, Frame({}))
+            else:
+                frame.env[name] = unknown(name)
+        for param in func.params.kwonly_params:
+            name = param.name.value
+            if name in kwargs:
+                frame.env[name] = kwargs[name]
+            elif param.default is not None:
+                frame.env[name] = self.eval(param.default, Frame({}))
+            else:
+                frame.env[name] = unknown(name)
+        if isinstance(func.params.star_arg, cst.Param):
+            frame.env[func.params.star_arg.name.value] = Value("list", items=positional)
+        if func.params.star_kwarg is not None:
+            frame.env[func.params.star_kwarg.name.value] = unknown()
+        grad = self.autograd.grad_enabled
+        if any(n in GRAD_OFF or n.split(".")[-1] in ("no_grad", "inference_mode")
+               for n in names):
+            self.autograd.grad_enabled = False
+        outer_via = self.autograd.via
+        if call_node is not None and self.stack:
+            self.autograd.via = outer_via + (call_node,)
+        self.stack.append(func)
+        try:
+            body = func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
+            if isinstance(func.body, cst.SimpleStatementSuite):
+                for small in func.body.body:
+                    self.exec_small(small, frame)
+            else:
+                self.exec_block(body, frame)
+        finally:
+            self.stack.pop()
+            self.autograd.via = outer_via
+            self.autograd.grad_enabled = grad
+        if not frame.returns:
+            return constant(None)
+        result = frame.returns[0]
+        for value in frame.returns[1:]:
+            result = join(result, value)
+        return result
+
+    # -- text -------------------------------------------------------------------------
+
+    def text(self, node: cst.CSTNode) -> str:
+        if isinstance(node, cst.BaseExpression):
+            name = dotted_name(node)
+            if name is not None:
+                return name
+        try:
+            return self.program.module.code_for_node(node).strip()
+        except Exception:  # codegen of a detached node: a label is not worth a crash
+            return type(node).__name__
+
+
+@contextmanager
+def grad_mode(autograd: Autograd, enabled: bool) -> Iterator[None]:
+    previous = autograd.grad_enabled
+    autograd.grad_enabled = enabled
+    try:
+        yield
+    finally:
+        autograd.grad_enabled = previous

@@ -1,0 +1,64 @@
+"""What the analysis reports: a hazard at a source range, with related locations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+Severity = Literal["error", "warning", "information", "hint"]
+Confidence = Literal["high", "medium"]
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A source range: 1-based lines, 1-based columns counted in Unicode code points."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def shifted(self, lines: int) -> Span:
+        return replace(self, line=self.line + lines, end_line=self.end_line + lines)
+
+
+@dataclass(frozen=True)
+class Related:
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    span: Span
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    message: str
+    edits: tuple[TextEdit, ...]
+
+
+@dataclass(frozen=True)
+class Hazard:
+    code: str
+    span: Span
+    message: str
+    severity: Severity
+    confidence: Confidence
+    related: tuple[Related, ...] = field(default=())
+    fix: Fix | None = None
+
+    def shifted(self, lines: int) -> Hazard:
+        return replace(
+            self,
+            span=self.span.shifted(lines),
+            related=tuple(Related(r.span.shifted(lines), r.message) for r in self.related),
+            fix=None
+            if self.fix is None
+            else Fix(
+                self.fix.message,
+                tuple(TextEdit(e.span.shifted(lines), e.new_text) for e in self.fix.edits),
+            ),
+        )

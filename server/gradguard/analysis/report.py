@@ -1,0 +1,82 @@
+"""Turns findings (nodes) into hazards (source spans and messages a user reads)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import libcst as cst
+from libcst.metadata import CodeRange
+
+from gradguard.analysis.findings import Finding
+from gradguard.analysis.hazard import Hazard, Related, Severity, Span
+from gradguard.analysis.values import Save
+
+ROLE_WORDS = {
+    "output": "the output of",
+    "input": "the input of",
+    "other": "the second operand of",
+}
+
+VIEW_WORDS = {
+    "multi": "an output of split/chunk/unbind (or of iterating a tensor), a view that "
+    "autograd forbids modifying in place; write to a clone, or use torch.cat/torch.stack",
+    "leaf": "a view of a leaf tensor that requires grad; do it under torch.no_grad() or on "
+    "a clone",
+    "nograd": "a view created under torch.no_grad() while grad mode is on; create the view "
+    "with grad enabled, or write to a clone",
+}
+
+
+def span_of(ranges: Mapping[cst.CSTNode, CodeRange], node: cst.CSTNode) -> Span:
+    code_range = ranges[node]
+    return Span(
+        code_range.start.line,
+        code_range.start.column + 1,
+        code_range.end.line,
+        code_range.end.column + 1,
+    )
+
+
+def _saver(save: Save) -> tuple[str, str]:
+    label, _, aten = save.op.partition("|")
+    return label, aten or label
+
+
+def _severity(finding: Finding) -> Severity:
+    return "error" if finding.confidence == "high" else "warning"
+
+
+def to_hazard(finding: Finding, ranges: Mapping[cst.CSTNode, CodeRange]) -> Hazard:
+    span = span_of(ranges, finding.node)
+    related: list[Related] = []
+    if finding.code in ("GG001", "GG004"):
+        parts = []
+        for save in finding.saves:
+            label, aten = _saver(save)
+            save_span = span_of(ranges, save.node)
+            words = ROLE_WORDS.get(save.role, "a tensor saved by")
+            parts.append(f"{words} `{label}` at line {save_span.line}, which {aten}'s "
+                         "backward needs")
+            related.append(Related(save_span, f"`{label}` saves {words.split()[1]} "
+                                   f"tensor here for backward"))
+        what = "; ".join(parts)
+        if finding.code == "GG001":
+            message = f"`{finding.op}` overwrites {what}"
+        else:
+            message = (f"`{finding.op}` updates parameters in place that a later backward "
+                       f"still needs: {what}; call it after the last backward through this "
+                       "graph")
+    elif finding.code == "GG002":
+        message = (f"`{finding.op}` writes in place into a leaf tensor that requires grad; "
+                   "autograd forbids this outside torch.no_grad()")
+    else:
+        message = f"`{finding.op}` writes in place into {VIEW_WORDS.get(finding.detail, 'a view')}"
+    if finding.confidence == "medium":
+        message += " (if these tensors require grad)"
+    if finding.defined_at is not None and finding.defined_at is not finding.node:
+        related.append(Related(span_of(ranges, finding.defined_at),
+                               "the in-place layer is defined here"))
+    for call in finding.via:
+        related.append(Related(span_of(ranges, call), "reached through this call"))
+    return Hazard(finding.code, span, message, _severity(finding), finding.confidence,
+                  tuple(related))

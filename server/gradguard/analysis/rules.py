@@ -1,0 +1,48 @@
+"""The rule catalogue: codes, names, default severities and where each is documented."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DOCS_BASE = "https://github.com/gradguard/gradguard/blob/main/docs/rules"
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    summary: str
+
+    @property
+    def doc_url(self) -> str:
+        return f"{DOCS_BASE}/{self.code}.md"
+
+
+RULES: dict[str, Rule] = {
+    rule.code: rule
+    for rule in (
+        Rule(
+            "GG001",
+            "saved-tensor-overwritten",
+            "An in-place write to a tensor (or a view of it) that an earlier op saved for "
+            "backward.",
+        ),
+        Rule(
+            "GG002",
+            "leaf-inplace",
+            "An in-place write to a leaf tensor that requires grad, outside no_grad.",
+        ),
+        Rule(
+            "GG003",
+            "forbidden-view-inplace",
+            "An in-place write to a view autograd forbids modifying: an output of "
+            "split/chunk/unbind, a view of a leaf, or a view made under no_grad.",
+        ),
+        Rule(
+            "GG004",
+            "parameters-updated-before-backward",
+            "Parameters written in place (optimizer.step(), weight edits) between a forward "
+            "and a backward that still needs them.",
+        ),
+    )
+}

@@ -1,0 +1,1 @@
+"""The command line: ``gradguard check``, ``gradguard serve``, ``gradguard probe``."""

@@ -1,0 +1,61 @@
+"""``gradguard check``: analyse files (in parallel across cores) and report hazards."""
+
+from __future__ import annotations
+
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from gradguard.analysis import Hazard, Selection, SourceError, analyze_source
+from gradguard.cli.files import read, walk
+from gradguard.cli.formats import FORMATTERS
+
+
+@dataclass
+class FileResult:
+    path: str
+    hazards: list[Hazard] = field(default_factory=list)
+    error: str | None = None
+
+
+def check_file(job: tuple[str, Selection]) -> FileResult:
+    path, selection = job
+    source = read(path)
+    if source.text is None:
+        return FileResult(path, error=source.error)
+    try:
+        return FileResult(path, analyze_source(source.text, selection))
+    except SourceError as error:
+        where = f":{error.line}:{error.column}" if error.line else ""
+        return FileResult(path, error=f"{where.lstrip(':') and where} {error}".strip())
+    except RecursionError:
+        return FileResult(path, error="too deeply nested to analyse")
+
+
+def check_paths(paths: list[str], selection: Selection, jobs: int) -> list[FileResult]:
+    work = [(path, selection) for path in walk(paths)]
+    if jobs <= 1 or len(work) < 8:
+        return [check_file(job) for job in work]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(check_file, work, chunksize=8))
+
+
+def run_check(paths: list[str], output_format: str, selection: Selection,
+              jobs: int | None) -> int:
+    missing = [p for p in paths if not os.path.exists(p)]
+    for path in missing:
+        print(f"gradguard: {path}: no such file or directory", file=sys.stderr)
+    results = check_paths([p for p in paths if p not in missing], selection,
+                          jobs or os.cpu_count() or 1)
+    found: list[tuple[str, Hazard]] = []
+    for result in results:
+        if result.error is not None:
+            print(f"gradguard: {result.path}:{result.error}", file=sys.stderr)
+        found.extend((result.path, hazard) for hazard in result.hazards)
+    text = FORMATTERS[output_format](found)
+    if text:
+        print(text)
+    if missing and not results:
+        return 2
+    return 1 if found else 0

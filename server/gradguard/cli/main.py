@@ -1,0 +1,44 @@
+"""Argument parsing for the ``gradguard`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gradguard.analysis import Selection
+from gradguard.analysis.rules import RULES
+
+
+def _codes(text: str) -> frozenset[str]:
+    codes = frozenset(c.strip().upper() for c in text.split(",") if c.strip())
+    unknown = [c for c in codes if not any(rule.startswith(c) for rule in RULES)]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown rule code(s): {', '.join(sorted(unknown))}; known: {', '.join(RULES)}"
+        )
+    return codes
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gradguard", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    check = commands.add_parser("check", help="find in-place autograd hazards in files")
+    check.add_argument("paths", nargs="+", metavar="PATH")
+    check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    check.add_argument("--select", type=_codes, default=None, metavar="CODES")
+    check.add_argument("--ignore", type=_codes, default=frozenset(), metavar="CODES")
+    check.add_argument("--jobs", type=int, default=None,
+                       help="worker processes (default: all cores)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command == "check":
+        from gradguard.cli.check import run_check
+
+        selection = Selection(args.select, args.ignore)
+        return run_check(args.paths, args.format, selection, args.jobs)
+    parser.error(f"unknown command {args.command}")
+    return 2

@@ -1,0 +1,303 @@
+"""GG001: an in-place write to a tensor that an earlier op saved for backward.
+
+Every case is a runnable script; tests/test_rule_cases_under_torch.py checks that the
+marked ones really fail in backward and the others really run.
+"""
+
+from rulecases import case
+
+INVALID = [
+    case("inplace relu method after sigmoid", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        y.relu_()  # expect: GG001
+        y.sum().backward()
+    """),
+    case("augmented add on the output of exp", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = x.exp()
+        y += 1  # expect: GG001
+        y.sum().backward()
+    """),
+    case("ReLU(inplace=True) module after Sigmoid module", """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+                self.sig = nn.Sigmoid()
+                self.relu = nn.ReLU(inplace=True)
+
+            def forward(self, x):
+                x = self.sig(self.fc(x))
+                return self.relu(x)  # expect: GG001
+
+        Net()(torch.randn(2, 4)).sum().backward()
+    """),
+    case("Sigmoid then ReLU(inplace=True) inside one Sequential", """
+        import torch
+        from torch import nn
+
+        model = nn.Sequential(
+            nn.Linear(4, 4),
+            nn.Sigmoid(),
+            nn.ReLU(inplace=True),  # expect: GG001
+        )
+        model(torch.randn(2, 4)).sum().backward()
+    """),
+    case("functional relu with inplace=True after tanh", """
+        import torch
+        import torch.nn.functional as F
+        w = torch.randn(4, 4, requires_grad=True)
+        h = torch.tanh(torch.randn(2, 4) @ w)
+        out = F.relu(h, inplace=True)  # expect: GG001
+        out.sum().backward()
+    """),
+    case("positional inplace flag of LeakyReLU after softmax", """
+        import torch
+        import torch.nn as nn
+        act = nn.LeakyReLU(0.1, True)
+        x = torch.randn(2, 5, requires_grad=True)
+        p = torch.softmax(x, dim=1)
+        q = act(p)  # expect: GG001
+        q.sum().backward()
+    """),
+    case("two in-place ReLUs in a row", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = x * 2
+        y.relu_()
+        y.relu_()  # expect: GG001
+        y.sum().backward()
+    """),
+    case("write into a slice of a tensor whose view was saved", """
+        import torch
+        import torch.nn.functional as F
+        w = torch.randn(3, 6, requires_grad=True)
+        preds = torch.randn(2, 3) @ w
+        target = torch.rand(2)
+        loss = F.binary_cross_entropy_with_logits(preds[:, 4], target)
+        preds[:, 0:2] = 0.0  # expect: GG001
+        loss.backward()
+    """),
+    case("transpose view of a saved tensor written in place", """
+        import torch
+        x = torch.randn(3, 3, requires_grad=True)
+        y = torch.sigmoid(x)
+        y.t().mul_(2)  # expect: GG001
+        y.sum().backward()
+    """),
+    case("einsum contraction saves its inputs", """
+        import torch
+        a = torch.randn(2, 3, 4, requires_grad=True)
+        b = torch.randn(2, 4, 5, requires_grad=True)
+        q = a * 1
+        out = torch.einsum("bij,bjk->bik", q, b)
+        q.add_(1)  # expect: GG001
+        out.sum().backward()
+    """),
+    case("out= into a saved tensor", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = torch.tanh(x)
+        z = y.sum()
+        with torch.no_grad():
+            torch.add(x, 1, out=y)  # expect: GG001
+        z.backward()
+    """),
+    case("helper method called from forward", """
+        import torch
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def squash(self, x):
+                return torch.sigmoid(x)
+
+            def forward(self, x):
+                y = self.squash(self.fc(x))
+                y.mul_(2)  # expect: GG001
+                return y
+
+        Head()(torch.randn(2, 4)).sum().backward()
+    """),
+    case("module instance reused twice", """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+                self.act = nn.ReLU(inplace=True)
+
+            def forward(self, x):
+                x = self.act(self.fc(x))
+                return self.act(x)  # expect: GG001
+
+        Net()(torch.randn(2, 4)).sum().backward()
+    """),
+    case("value flowing through a loop", """
+        import torch
+        w = torch.randn(4, 4, requires_grad=True)
+        h = torch.randn(2, 4)
+        outputs = torch.zeros(3, 2, 4)
+        total = 0
+        for t in range(3):
+            h = torch.tanh(h @ w)
+            outputs[t] = h  # expect: GG001
+            total = total + (outputs * h).sum()
+        (total + outputs.sum()).backward()
+    """),
+    case("user module whose output an inplace dropout overwrites", """
+        import torch
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 4, 3, padding=1)
+                self.bn = nn.BatchNorm2d(4)
+                self.relu = nn.ReLU(inplace=True)
+
+            def forward(self, x):
+                return self.relu(self.bn(self.conv(x)))
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+                self.head = nn.Sequential(nn.Dropout(0.5, inplace=True), nn.Conv2d(4, 2, 1))  # expect: GG001
+
+            def forward(self, x):
+                return self.head(self.block(x))
+
+        Net()(torch.randn(2, 3, 8, 8)).sum().backward()
+    """),
+]
+
+VALID = [
+    case("ReLU(inplace=True) after conv and batch norm", """
+        import torch
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 4, 3, padding=1)
+                self.bn = nn.BatchNorm2d(4)
+                self.relu = nn.ReLU(inplace=True)
+
+            def forward(self, x):
+                return self.relu(self.bn(self.conv(x)))
+
+        Block()(torch.randn(2, 3, 8, 8)).sum().backward()
+    """),
+    case("residual += before the final ReLU", """
+        import torch
+        import torch.nn as nn
+
+        class BasicBlock(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv1 = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+                self.bn1 = nn.BatchNorm2d(4)
+                self.relu = nn.ReLU(inplace=True)
+                self.conv2 = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+                self.bn2 = nn.BatchNorm2d(4)
+
+            def forward(self, x):
+                identity = x
+                out = self.relu(self.bn1(self.conv1(x)))
+                out = self.bn2(self.conv2(out))
+                out += identity
+                out = self.relu(out)
+                return out
+
+        BasicBlock()(torch.randn(2, 4, 8, 8)).sum().backward()
+    """),
+    case("ReLU(inplace=True) after linear, add, cat, pooling and interpolate", """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        fc = nn.Linear(4, 4)
+        x = torch.randn(2, 4, requires_grad=True)
+        a = F.relu(fc(x), inplace=True)
+        b = F.relu(a + x, inplace=True)
+        c = F.relu(torch.cat([b, a], dim=1), inplace=True)
+        img = torch.randn(1, 2, 8, 8, requires_grad=True)
+        d = F.relu(F.avg_pool2d(img, 2), inplace=True)
+        e = F.relu(F.interpolate(d, scale_factor=2.0), inplace=True)
+        (c.sum() + e.sum()).backward()
+    """),
+    case("inplace ops under no_grad on tensors nobody saved", """
+        import torch
+        w = torch.randn(4, 4, requires_grad=True)
+        with torch.no_grad():
+            w.mul_(0.5)
+            w.add_(1.0)
+        (torch.randn(2, 4) @ w).sum().backward()
+    """),
+    case("inplace on a fresh clone of a saved tensor", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        z = y.clone()
+        z.relu_()
+        (y.sum() + z.sum()).backward()
+    """),
+    case("out of place rewrite of the same computation", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        y = y + 1
+        y = y.relu()
+        y.sum().backward()
+    """),
+    case("multiplying by a constant saves nothing", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = x * 1
+        z = y * 2
+        y.add_(1)
+        (z.sum() + y.sum()).backward()
+    """),
+    case("write after backward already ran", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        y.sum().backward()
+        y.relu_()
+    """),
+    case("Dropout(inplace=True) after Linear", """
+        import torch
+        import torch.nn as nn
+        head = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2, inplace=True), nn.Linear(8, 2))
+        head(torch.randn(3, 4)).sum().backward()
+    """),
+    case("SiLU(inplace=True) after batch norm, Hardswish after conv", """
+        import torch
+        import torch.nn as nn
+        net = nn.Sequential(
+            nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.SiLU(inplace=True),
+            nn.Conv2d(4, 4, 1), nn.Hardswish(inplace=True),
+        )
+        net(torch.randn(2, 3, 8, 8)).sum().backward()
+    """),
+    case("writing into a tensor saved only by an op that needs no values", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = x + 0
+        z = y.sum()
+        y.zero_()
+        z.backward()
+    """),
+]

@@ -1,0 +1,61 @@
+"""The rule examples are real: torch itself agrees with every label.
+
+A case marked with hazards must raise autograd's in-place RuntimeError when run; an
+unmarked case must run, backward included. All cases run in one child process.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from cases_gg001 import INVALID as GG001_INVALID
+from cases_gg001 import VALID as GG001_VALID
+from cases_gg002_gg004 import INVALID as OTHER_INVALID
+from cases_gg002_gg004 import VALID as OTHER_VALID
+
+pytest.importorskip("torch")
+
+CASES = GG001_INVALID + OTHER_INVALID + GG001_VALID + OTHER_VALID
+
+RUNNER = """
+import json, sys, traceback
+results = {}
+for name, source in json.load(sys.stdin):
+    try:
+        exec(compile(source, name, "exec"), {"__name__": "__main__"})
+        results[name] = None
+    except Exception as error:
+        results[name] = f"{type(error).__name__}: {error}"
+print(json.dumps(results))
+"""
+
+INPLACE_ERRORS = (
+    "modified by an inplace operation",
+    "a leaf Variable that requires grad is being used in an in-place operation",
+    "is a view and is being modified inplace",
+    "view was created in no_grad mode and is being modified inplace",
+    "view of a leaf Variable that requires grad is being used in an in-place",
+)
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> dict[str, str | None]:
+    payload = json.dumps([(c.name, c.source) for c in CASES])
+    done = subprocess.run([sys.executable, "-c", RUNNER], input=payload, text=True,
+                          capture_output=True, timeout=300, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("case", GG001_INVALID + OTHER_INVALID, ids=lambda c: c.name)
+def test_marked_case_fails_in_torch(case, outcomes) -> None:
+    error = outcomes[case.name]
+    assert error is not None, "torch ran this case without error"
+    assert any(text in error for text in INPLACE_ERRORS), error
+
+
+@pytest.mark.parametrize("case", GG001_VALID + OTHER_VALID, ids=lambda c: c.name)
+def test_unmarked_case_runs_in_torch(case, outcomes) -> None:
+    assert outcomes[case.name] is None

@@ -1,0 +1,38 @@
+"""Each rule on the smallest code that triggers it and the closest code that must not."""
+
+from __future__ import annotations
+
+import pytest
+from cases_gg001 import INVALID as GG001_INVALID
+from cases_gg001 import VALID as GG001_VALID
+from cases_gg002_gg004 import INVALID as OTHER_INVALID
+from cases_gg002_gg004 import VALID as OTHER_VALID
+from rulecases import Case
+
+from gradguard.analysis import analyze_source
+
+INVALID = GG001_INVALID + OTHER_INVALID
+VALID = GG001_VALID + OTHER_VALID
+
+
+@pytest.mark.parametrize("case", INVALID, ids=lambda c: c.name)
+def test_flags_exactly_the_marked_lines(case: Case) -> None:
+    hazards = analyze_source(case.source)
+    assert {(h.span.line, h.code) for h in hazards} == case.expected
+    assert {h.severity for h in hazards} == {case.severity}
+
+
+@pytest.mark.parametrize("case", VALID, ids=lambda c: c.name)
+def test_stays_silent_on_safe_code(case: Case) -> None:
+    assert analyze_source(case.source) == []
+
+
+def test_gg001_message_names_both_ops_and_the_saving_line() -> None:
+    case = GG001_INVALID[0]
+    [hazard] = analyze_source(case.source)
+    assert hazard.message == (
+        "`y.relu_()` overwrites the output of `torch.sigmoid` at line 3, "
+        "which sigmoid's backward needs"
+    )
+    assert [r.span.line for r in hazard.related] == [3]
+    assert hazard.confidence == "high"
