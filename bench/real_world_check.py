@@ -43,15 +43,14 @@ def gradguard_check(paths: list[Path], jobs: int | None = None) -> tuple[list[di
     return findings, proc.stderr
 
 
-def describe_related(item: object) -> str:
-    """One related location, whatever shape the CLI gives it."""
-    if isinstance(item, dict):
-        where = ":".join(
-            str(item[key]) for key in ("path", "line", "column") if item.get(key) is not None
-        )
-        message = item.get("message", "")
-        return f"{where}  {message}".strip()
-    return str(item)
+def describe_related(item: object, path: str, root: Path) -> str:
+    """One related location, whatever shape the CLI gives it (same file: line only)."""
+    if not isinstance(item, dict):
+        return str(item)
+    other = item.get("path")
+    where = "line " if other in (None, path) else relative(str(other), root) + ":"
+    where += ":".join(str(item[key]) for key in ("line", "column") if item.get(key) is not None)
+    return f"{where}  {item.get('message', '')}".strip()
 
 
 def relative(path: str, root: Path) -> str:
@@ -83,7 +82,7 @@ def print_findings(name: str, found: list[dict], root: Path) -> None:
         where = f"{relative(f['path'], root)}:{f['line']}:{f['column']}"
         print(f"{where}  {f['code']}  [{f.get('severity', '?')}]  {f['message']}")
         for item in f.get("related") or []:
-            print(f"    related: {describe_related(item)}")
+            print(f"    related: {describe_related(item, f['path'], root)}")
 
 
 def main(argv: list[str] | None = None) -> int:

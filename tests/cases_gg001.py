@@ -174,7 +174,10 @@ INVALID = [
             def __init__(self):
                 super().__init__()
                 self.block = Block()
-                self.head = nn.Sequential(nn.Dropout(0.5, inplace=True), nn.Conv2d(4, 2, 1))  # expect: GG001
+                self.head = nn.Sequential(
+                    nn.Dropout(0.5, inplace=True),  # expect: GG001
+                    nn.Conv2d(4, 2, 1),
+                )
 
             def forward(self, x):
                 return self.head(self.block(x))

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+
 from cases_gg001 import INVALID as GG001_INVALID
 from cases_gg001 import VALID as GG001_VALID
 from cases_gg002_gg004 import INVALID as OTHER_INVALID

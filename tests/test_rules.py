@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
+
+from gradguard.analysis import analyze_source
+
 from cases_gg001 import INVALID as GG001_INVALID
 from cases_gg001 import VALID as GG001_VALID
 from cases_gg002_gg004 import INVALID as OTHER_INVALID
 from cases_gg002_gg004 import VALID as OTHER_VALID
 from rulecases import Case
-
-from gradguard.analysis import analyze_source
 
 INVALID = GG001_INVALID + OTHER_INVALID
 VALID = GG001_VALID + OTHER_VALID

@@ -98,8 +98,12 @@ class Case:
     input: Tensor
     other: Tensor | None
     run: Callable[[], Any]
-    module: nn.Module | None = None
+    # Extras: operands after input and other, and a module's parameters other than weight.
     extras: list[Tensor] = field(default_factory=list)
+    module: nn.Module | None = None
+
+    def tensors(self) -> list[Tensor]:
+        return [t for t in (self.input, self.other, *self.extras) if t is not None]
 
 
 @dataclass(frozen=True)
@@ -109,12 +113,12 @@ class Spelling:
     table: Table
     key: str
     operands: tuple[Operand, ...]
-    # Non-tensor arguments after the tensors, for the generic call below.
+    # Non-tensor arguments after the tensors, for the generic call below; for modules,
+    # the constructor's arguments.
     args: tuple[Any, ...] = ()
     kwargs: dict[str, Any] = field(default_factory=dict)
     # A custom call `(tensors..., **switch) -> result`, for calls that are not
-    # `f(*tensors, *args, **kwargs)`; for modules the constructor's arguments go in
-    # `args`/`kwargs` instead.
+    # `f(*tensors, *args, **kwargs)`.
     call: Callable[..., Any] | None = None
     note: str = ""
     # Emit this "#variant" only if its facts differ from those of the named key.
@@ -132,42 +136,46 @@ class Spelling:
 
     def prepare(self, input_requires_grad: bool = True, other_requires_grad: bool = True,
                 inplace: bool = False) -> Case:
-        """Fresh operands (seeded) and the call on them, with its inplace switch on if asked."""
+        """Fresh operands (seeded) and the call on them, its inplace switch on if asked.
+
+        `other_requires_grad=False` freezes the other role: a constant right operand, or
+        a module whose weight does not require grad (a frozen layer).
+        """
         torch.manual_seed(0)
-        grads = [input_requires_grad, other_requires_grad]
-        tensors = [
-            operand.make(grads[i] if i < 2 else True) for i, operand in enumerate(self.operands)
-        ]
         switch = {"inplace": True} if inplace else {}
         if self.table == "modules":
             module = self.target(*self.args, **self.kwargs, **switch)
             module.train()
             weight = getattr(module, "weight", None)
-            if isinstance(weight, nn.Parameter):
+            has_weight = isinstance(weight, nn.Parameter)
+            tensors = self._make(input_requires_grad, other_requires_grad or has_weight)
+            params = [p for name, p in module.named_parameters() if name != "weight"]
+            if has_weight:
+                assert isinstance(weight, nn.Parameter)
                 weight.requires_grad_(other_requires_grad)
-                other: Tensor | None = weight
-            else:
-                other = tensors[1] if len(tensors) > 1 else None
-            return Case(tensors[0], other, lambda: module(*tensors), module, tensors[2:])
+                return Case(tensors[0], weight, lambda: module(*tensors),
+                            tensors[1:] + params, module)
+            return Case(tensors[0], tensors[1] if len(tensors) > 1 else None,
+                        lambda: module(*tensors), tensors[2:] + params, module)
+        tensors = self._make(input_requires_grad, other_requires_grad)
         other = tensors[1] if len(tensors) > 1 else None
         if self.call is not None:
             call = self.call
-            return Case(tensors[0], other, lambda: call(*tensors, **switch), None, tensors[2:])
+            return Case(tensors[0], other, lambda: call(*tensors, **switch), tensors[2:])
         if self.table == "methods":
-            method = self.name
+            name = self.name
 
             def run() -> Any:
-                return getattr(tensors[0], method)(*tensors[1:], *self.args, **self.kwargs)
+                return getattr(tensors[0], name)(*tensors[1:], *self.args, **self.kwargs)
 
-            return Case(tensors[0], other, run, None, tensors[2:])
+            return Case(tensors[0], other, run, tensors[2:])
         function = self.target
-        return Case(
-            tensors[0],
-            other,
-            lambda: function(*tensors, *self.args, **self.kwargs, **switch),
-            None,
-            tensors[2:],
-        )
+        return Case(tensors[0], other,
+                    lambda: function(*tensors, *self.args, **self.kwargs, **switch), tensors[2:])
+
+    def _make(self, input_requires_grad: bool, other_requires_grad: bool) -> list[Tensor]:
+        grads = [input_requires_grad, other_requires_grad]
+        return [op.make(grads[i] if i < 2 else True) for i, op in enumerate(self.operands)]
 
 
 def resolve(dotted: str) -> Any:
@@ -217,11 +225,6 @@ IMG = act(2, 3, 6, 6)
 SEQ = act(2, 3, 8)
 VOL = act(1, 2, 4, 6, 6)
 ROW_MASK = mask(4, 3)
-
-
-def _iadd(x: Tensor, y: Any) -> Tensor:
-    x += y
-    return x
 
 
 def _setitem_basic(x: Tensor, v: Tensor) -> None:
@@ -311,8 +314,8 @@ SPELLINGS: list[Spelling] = [
     op("rmul#scalar", lambda x: 2 * x, X),
     op("rtruediv#scalar", lambda x: 2 / x, POS),
     op("unary-", operator.neg, X),
-    op("+=", _iadd, X, Y),
-    op("+=#scalar", lambda x: _iadd(x, 2), X),
+    op("+=", operator.iadd, X, Y),
+    op("+=#scalar", lambda x: operator.iadd(x, 2), X),
     op("-=", operator.isub, X, Y),
     op("*=", operator.imul, X, Y),
     op("*=#scalar", lambda x: operator.imul(x, 2), X),
@@ -358,7 +361,7 @@ SPELLINGS: list[Spelling] = [
     method("bmm", act(2, 4, 3), act(2, 3, 5)),
     # --- reductions ------------------------------------------------------------------------
     *[function(f"torch.{n}", X) for n in ("sum", "mean", "max", "min", "amax", "amin", "norm",
-                                          "std", "var", "logsumexp", "prod")],
+                                          "std", "var", "prod")],
     *[method(n, X) for n in ("sum", "mean", "max", "min", "amax", "amin", "norm", "std",
                              "var", "prod")],
     function("torch.logsumexp", X, args=(1,)),
@@ -462,8 +465,6 @@ SPELLINGS: list[Spelling] = [
     method("bernoulli_", X, args=(0.5,)),
     method("masked_scatter_", X, ROW_MASK, act(4, 3),
            call=lambda x, m, src: x.masked_scatter_(m, src)),
-    method("sigmoid#twice", X, call=lambda x: x.sigmoid().sigmoid(),
-           note="a chain: only the last op's saves are about the returned tensor"),
     # --- conversions -------------------------------------------------------------------------
     method("float", act(4, 3, dtype=torch.float16), note="from float16: a conversion"),
     method("float#no_conversion", X, note="already float32: returns the input itself"),

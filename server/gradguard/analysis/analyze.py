@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from gradguard.analysis.autograd import Autograd
 from gradguard.analysis.evaluator import Evaluator, OutOfBudget
 from gradguard.analysis.findings import Finding
 from gradguard.analysis.hazard import Hazard
-from gradguard.analysis.program import Program, build_program
+from gradguard.analysis.program import ClassInfo, Program, build_program
 from gradguard.analysis.report import to_hazard
 from gradguard.analysis.suppression import is_suppressed
 from gradguard.facts import load
@@ -23,6 +23,10 @@ from gradguard.facts import load
 _CANDIDATE = re.compile(
     r"inplace|[A-Za-z0-9]_\s*\(|[-+*/@%&|]=|\]\s*=[^=]|\bout\s*=|\.step\s*\(|backward"
 )
+
+
+def may_hold_hazards(source: str) -> bool:
+    return _CANDIDATE.search(source) is not None
 
 
 class SourceError(Exception):
@@ -56,66 +60,101 @@ def parse(source: str) -> cst.Module:
                           error.raw_column) from None
 
 
-def analyze_source(source: str, selection: Selection | None = None) -> list[Hazard]:
-    """The hazards in one Python source text, sorted by position."""
-    if not _CANDIDATE.search(source):
-        return []
-    return analyze_module(parse(source), source, selection)
+@dataclass(frozen=True)
+class Root:
+    """One entry point the interpreter starts from: a method, a function, or the script."""
+
+    key: str
+    statement: cst.BaseStatement | None
+    start: Callable[[Evaluator], None]
 
 
-def analyze_module(
-    module: cst.Module, source: str, selection: Selection | None = None
+@dataclass(frozen=True)
+class RootResult:
+    findings: tuple[Finding, ...]
+    used: frozenset[str]
+
+
+def roots(program: Program) -> list[Root]:
+    found = []
+    script = [s for s in program.statements
+              if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+    if script:
+        found.append(Root("<module>", None, lambda ev: ev.run_module_statements(script)))
+    for name, function in program.functions.items():
+        found.append(Root(f"def {name}", function, _function_start(function)))
+    for info in program.classes.values():
+        for name, method in info.methods.items():
+            if name != "__init__":
+                found.append(Root(f"class {info.name}.{name}", info.node,
+                                  _method_start(info, method)))
+    return found
+
+
+def _function_start(function: cst.FunctionDef) -> Callable[[Evaluator], None]:
+    def start(evaluator: Evaluator) -> None:
+        evaluator.run_function(function, None, None)
+
+    return start
+
+
+def _method_start(info: ClassInfo, method: cst.FunctionDef) -> Callable[[Evaluator], None]:
+    is_static = method.name.value in info.staticmethods
+
+    def start(evaluator: Evaluator) -> None:
+        instance = None if is_static else evaluator.instantiate(info, None, [], {})
+        evaluator.run_function(method, instance, info.name)
+
+    return start
+
+
+def run_root(program: Program, root: Root) -> RootResult:
+    findings: dict[tuple[object, ...], Finding] = {}
+    evaluator = Evaluator(program, load(), Autograd(findings=findings))
+    try:
+        root.start(evaluator)
+    except (OutOfBudget, RecursionError):
+        pass  # what was found before the budget ran out still stands
+    return RootResult(tuple(findings.values()), frozenset(evaluator.used))
+
+
+def merge(results: Iterable[RootResult]) -> list[Finding]:
+    merged: dict[tuple[object, ...], Finding] = {}
+    for result in results:
+        for finding in result.findings:
+            known = merged.get(finding.key())
+            if known is None or (known.confidence == "medium" and finding.confidence == "high"):
+                merged[finding.key()] = finding
+    return list(merged.values())
+
+
+def to_hazards(
+    findings: list[Finding],
+    ranges: Mapping[cst.CSTNode, CodeRange],
+    lines: list[str],
+    selection: Selection | None,
 ) -> list[Hazard]:
-    findings = find(build_program(module))
-    if not findings:
-        return []
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    ranges = wrapper.resolve(PositionProvider)
-    lines = source.splitlines()
     chosen = selection or Selection()
     hazards = []
     for finding in findings:
         if not chosen.wants(finding.code):
             continue
         hazard = to_hazard(finding, ranges)
-        span = hazard.span
-        if is_suppressed(hazard.code, lines, [span.line, span.end_line]):
+        if is_suppressed(hazard.code, lines, [hazard.span.line, hazard.span.end_line]):
             continue
         hazards.append(hazard)
     hazards.sort(key=lambda h: (h.span, h.code, h.message))
     return hazards
 
 
-def find(program: Program) -> list[Finding]:
-    """Interpret every root of the program: module statements, functions, methods."""
-    facts = load()
-    findings: dict[tuple[object, ...], Finding] = {}
-
-    def run(action: object) -> None:
-        autograd = Autograd(findings=findings)
-        evaluator = Evaluator(program, facts, autograd)
-        try:
-            action(evaluator)  # type: ignore[operator]
-        except OutOfBudget:
-            pass
-        except RecursionError:
-            pass
-
-    statements = [
-        s for s in program.module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))
-    ]
-    run(lambda ev: ev.run_module_statements(statements))
-    for function in program.functions.values():
-        run(lambda ev, f=function: ev.run_function(f, None, None))
-    for info in program.classes.values():
-        for name, method in info.methods.items():
-            if name == "__init__":
-                continue
-            is_static = name in info.staticmethods
-
-            def root(ev: Evaluator, info=info, method=method, is_static=is_static) -> None:
-                instance = None if is_static else ev.instantiate(info, None, [], {})
-                ev.run_function(method, instance, info.name)
-
-            run(root)
-    return list(findings.values())
+def analyze_source(source: str, selection: Selection | None = None) -> list[Hazard]:
+    """The hazards in one Python source text, sorted by position."""
+    if not may_hold_hazards(source):
+        return []
+    module = parse(source)
+    program = build_program(list(module.body))
+    findings = merge(run_root(program, root) for root in roots(program))
+    if not findings:
+        return []
+    ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    return to_hazards(findings, ranges, source.splitlines(), selection)

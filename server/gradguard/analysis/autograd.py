@@ -17,6 +17,7 @@ from gradguard.analysis.values import (
     Save,
     Storage,
     Value,
+    ViewKind,
     any_grad,
     is_tensorish,
 )
@@ -41,8 +42,8 @@ class Autograd:
     storages: list[Storage] = field(default_factory=list)
     via: tuple[cst.CSTNode, ...] = ()
 
-    def new_storage(self, **flags: bool) -> Storage:
-        storage = Storage(**flags)
+    def new_storage(self, leaf: bool = False, param: bool = False) -> Storage:
+        storage = Storage(leaf=leaf, param=param)
         self.storages.append(storage)
         return storage
 
@@ -106,20 +107,21 @@ class Autograd:
                 first.requires_grad = True
             return first
         if effect.returns in ("view", "views") and first is not None and is_tensorish(first):
-            view = "multi" if effect.returns == "views" else self._view_kind(first)
-            value = Value("tensor", first.storages, grad, view=view, desc=op)
             if effect.returns == "views":
+                # A tuple of views; each element is found when it is unpacked or indexed.
                 return Value("list", items=None, desc=op, storages=first.storages,
                              requires_grad=grad, view="multi")
-            return value
+            return Value("tensor", first.storages, grad, view=self._view_kind(first), desc=op)
         return self.fresh(grad, op)
 
-    def _view_kind(self, base: Value) -> str | None:
+    def _view_kind(self, base: Value) -> ViewKind:
         if any(storage.leaf for storage in base.storages) and base.requires_grad:
             return "leaf"
         if not self.grad_enabled and base.requires_grad is not False:
             return "nograd"
-        return base.view if base.view in ("multi", "leaf", "nograd") else "view"
+        if base.view in ("multi", "leaf", "nograd"):
+            return base.view
+        return "view"
 
     # -- the checks -------------------------------------------------------------------
 
@@ -134,8 +136,12 @@ class Autograd:
         """An in-place write to ``target``: report what it breaks."""
         if not is_tensorish(target):
             return
+        if self.grad_enabled and self._check_leaf_and_views(target, node, op, defined_at,
+                                                            confidence):
+            # Autograd raises at the write itself; nothing after it happens.
+            return
         for storage in target.storages:
-            live = [save for save in storage.saves]
+            live = list(storage.saves)
             if live and storage.param:
                 level = confidence
                 for save in live:
@@ -164,22 +170,21 @@ class Autograd:
         op: str,
         defined_at: cst.CSTNode | None,
         confidence: Confidence,
-    ) -> None:
+    ) -> bool:
+        """Report a write autograd refuses outright; True when there was one."""
         grad = target.requires_grad
         if grad is False:
-            return
+            return False
         level: Confidence = confidence if grad is True else "medium"
-        if target.view is None and any(s.leaf for s in target.storages) and grad is True:
-            self.report(Finding("GG002", node, op, level, via=self.via, defined_at=defined_at))
-        elif target.view == "leaf":
-            self.report(Finding("GG003", node, op, level, detail="leaf", via=self.via,
-                                defined_at=defined_at))
-        elif target.view == "multi":
-            self.report(Finding("GG003", node, op, level, detail="multi", via=self.via,
-                                defined_at=defined_at))
-        elif target.view == "nograd":
-            self.report(Finding("GG003", node, op, level, detail="nograd", via=self.via,
-                                defined_at=defined_at))
+        if target.view is None and grad is True and any(s.leaf for s in target.storages):
+            code, detail = "GG002", ""
+        elif target.view in ("leaf", "multi", "nograd"):
+            code, detail = "GG003", target.view
+        else:
+            return False
+        self.report(Finding(code, node, op, level, detail=detail, via=self.via,
+                            defined_at=defined_at))
+        return True
 
     def backward(self, node: cst.CSTNode, retain: bool) -> None:
         """A backward pass: report parameter writes it trips over, then free the graph."""

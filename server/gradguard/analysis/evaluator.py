@@ -25,12 +25,16 @@ from gradguard.analysis.values import (
     UnknownModule,
     UserModule,
     Value,
+    any_grad,
     constant,
     is_tensorish,
     join,
     unknown,
 )
-from gradguard.facts.table import Effect, Facts, InplaceFlag
+from gradguard.facts.table import Facts, InplaceFlag
+
+# Any module renders any node; one empty module serves every label.
+_CODEGEN = cst.Module(body=[])
 
 MAX_DEPTH = 8
 MAX_STEPS = 20_000
@@ -91,6 +95,8 @@ class Evaluator:
     autograd: Autograd
     steps: int = 0
     stack: list[cst.CSTNode] = field(default_factory=list)
+    # Top-level classes and functions this run looked into: what its findings depend on.
+    used: set[str] = field(default_factory=set)
 
     # -- entry points -----------------------------------------------------------------
 
@@ -109,11 +115,15 @@ class Evaluator:
         params = self.autograd.new_storage(param=True, leaf=True)
         instance = Value("module", spec=UserModule(info.name), attrs={}, params=params,
                          name=info.name, desc=info.name)
-        found = self.program.method(info.name, "__init__")
+        found = self.lookup(info.name, "__init__")
         if found is not None:
             owner, init = found
             self.call_function(init, args, kwargs, instance, owner.name, call_node)
         return instance
+
+    def lookup(self, class_name: str, name: str) -> tuple[ClassInfo, cst.FunctionDef] | None:
+        found = self.program.method(class_name, name, self.used)
+        return found
 
     # -- statements -------------------------------------------------------------------
 
@@ -408,6 +418,7 @@ class Evaluator:
         if name in ("True", "False", "None"):
             return constant({"True": True, "False": False, "None": None}[name])
         if name in self.program.classes or name in self.program.functions:
+            self.used.add(name)
             return Value("function", desc=name, name=name)
         return Value("function", desc=name, name=self.program.aliases.get(name, name))
 
@@ -677,9 +688,10 @@ class Evaluator:
             out = kwargs.get("out")
             if out is not None:
                 self.autograd.write(out, call, f"{label}(out=...)")
-            grads = [t.requires_grad for t in tensors]
-            grad = True if True in grads else (None if None in grads else False)
-            return self.autograd.fresh(grad if self.autograd.grad_enabled else False, label)
+            # A torch function the tables do not know: its output's grad follows its inputs,
+            # and what it saves is not guessed.
+            graph = any_grad(tensors) if self.autograd.grad_enabled else False
+            return self.autograd.fresh(graph, label)
         return unknown(label)
 
     def function_key(self, name: str, call: cst.Call, args: list[Value]) -> str:
@@ -837,7 +849,7 @@ class Evaluator:
         if name == "forward":
             return self.call_module(owner, args, call, self.text(call.func))
         if isinstance(owner.spec, UserModule):
-            found = self.program.method(owner.spec.class_name, name)
+            found = self.lookup(owner.spec.class_name, name)
             if found is not None:
                 info, method = found
                 bound = None if name in info.staticmethods else owner
@@ -872,8 +884,8 @@ class Evaluator:
                 self.autograd.via = outer
             return value
         if isinstance(spec, UserModule):
-            found = self.program.method(spec.class_name, "forward") or \
-                self.program.method(spec.class_name, "__call__")
+            found = self.lookup(spec.class_name, "forward") or \
+                self.lookup(spec.class_name, "__call__")
             if found is not None:
                 info, method = found
                 return self.call_function(method, args, {}, module, info.name, node)
@@ -955,7 +967,7 @@ class Evaluator:
             if name is not None:
                 return name
         try:
-            return self.program.module.code_for_node(node).strip()
+            return _CODEGEN.code_for_node(node).strip()
         except Exception:  # codegen of a detached node: a label is not worth a crash
             return type(node).__name__
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
 # Used when a snippet has no imports (a half-typed file, a pasted cell): the names
@@ -31,10 +33,10 @@ def _module_name(node: cst.BaseExpression) -> str:
     return name or ""
 
 
-def import_aliases(module: cst.Module) -> dict[str, str]:
-    """Local name -> qualified name, from the module's top-level imports."""
+def import_aliases(statements: Sequence[cst.BaseStatement]) -> dict[str, str]:
+    """Local name -> qualified name, from a module's top-level imports."""
     aliases = dict(CONVENTIONAL_ALIASES)
-    for statement in module.body:
+    for statement in statements:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:

@@ -20,7 +20,7 @@ class ClassInfo:
 
 @dataclass
 class Program:
-    module: cst.Module
+    statements: list[cst.BaseStatement]
     aliases: dict[str, str]
     classes: dict[str, ClassInfo]
     functions: dict[str, cst.FunctionDef]
@@ -40,7 +40,9 @@ class Program:
                 return True
         return False
 
-    def method(self, class_name: str, name: str) -> tuple[ClassInfo, cst.FunctionDef] | None:
+    def method(
+        self, class_name: str, name: str, visited: set[str] | None = None
+    ) -> tuple[ClassInfo, cst.FunctionDef] | None:
         """A method looked up through the class and its in-file bases."""
         seen: set[str] = set()
         todo = [class_name]
@@ -50,6 +52,8 @@ class Program:
             if info is None or current in seen:
                 continue
             seen.add(current)
+            if visited is not None:
+                visited.add(current)
             if name in info.methods:
                 return info, info.methods[name]
             todo.extend(info.bases)
@@ -66,11 +70,12 @@ def _decorator_names(node: cst.FunctionDef) -> list[str]:
     return names
 
 
-def build_program(module: cst.Module) -> Program:
-    aliases = import_aliases(module)
+def build_program(statements: list[cst.BaseStatement]) -> Program:
+    """Index top-level statements (of one module, or of a document's blocks in order)."""
+    aliases = import_aliases(statements)
     classes: dict[str, ClassInfo] = {}
     functions: dict[str, cst.FunctionDef] = {}
-    for statement in module.body:
+    for statement in statements:
         if isinstance(statement, cst.ClassDef):
             bases = []
             for arg in statement.bases:
@@ -86,7 +91,7 @@ def build_program(module: cst.Module) -> Program:
             classes[info.name] = info
         elif isinstance(statement, cst.FunctionDef):
             functions[statement.name.value] = statement
-    return Program(module, aliases, classes, functions)
+    return Program(list(statements), aliases, classes, functions)
 
 
 def decorator_names(node: cst.FunctionDef) -> list[str]:

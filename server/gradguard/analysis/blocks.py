@@ -1,0 +1,75 @@
+"""Splitting a document into top-level blocks (imports, classes, functions, statements).
+
+A block starts at a line that begins in column 0 with code, outside a triple-quoted
+string; lines that continue a statement (``else:``, ``except``, a closing bracket) and
+the decorators before a definition stay with their block. The split is a pure function
+of the text, fast enough to redo on every keystroke of a large file, and a half-typed
+line breaks only its own block.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_TRIPLE = re.compile(r"'''|\"\"\"")
+_CONTINUATION = re.compile(r"(else|elif|except|finally|case)\b|[)\]}]")
+
+
+@dataclass(frozen=True)
+class BlockText:
+    start_line: int  # 1-based
+    text: str
+
+    @property
+    def line_count(self) -> int:
+        return self.text.count("\n") + (0 if self.text.endswith("\n") else 1)
+
+
+def _string_lines(source: str) -> set[int]:
+    """0-based indexes of lines that start inside a triple-quoted string."""
+    inside: set[int] = set()
+    opener: str | None = None
+    open_line = 0
+    for match in _TRIPLE.finditer(source):
+        quote = match.group()
+        if opener is None:
+            line = source.count("\n", 0, match.start())
+            # A triple quote after a comment mark opens nothing.
+            line_start = source.rfind("\n", 0, match.start()) + 1
+            if "#" in source[line_start:match.start()]:
+                continue
+            opener, open_line = quote, line
+        elif quote == opener:
+            close_line = source.count("\n", 0, match.start())
+            inside.update(range(open_line + 1, close_line + 1))
+            opener = None
+    if opener is not None:
+        inside.update(range(open_line + 1, source.count("\n") + 1))
+    return inside
+
+
+def _starts_block(line: str) -> bool:
+    if not line or line[0] in " \t\r\n#\f":
+        return False
+    return _CONTINUATION.match(line) is None
+
+
+def split_blocks(source: str) -> list[BlockText]:
+    lines = source.splitlines(keepends=True)
+    if not lines:
+        return []
+    in_string = _string_lines(source) if ('"""' in source or "'''" in source) else set()
+    starts = [0]
+    for index in range(1, len(lines)):
+        if index not in in_string and _starts_block(lines[index]):
+            previous = lines[starts[-1]: index]
+            if all(p.startswith("@") or not p.strip() or p.lstrip().startswith("#")
+                   for p in previous) and any(p.startswith("@") for p in previous):
+                continue  # decorators belong to the definition that follows them
+            starts.append(index)
+    blocks = []
+    for position, start in enumerate(starts):
+        end = starts[position + 1] if position + 1 < len(starts) else len(lines)
+        blocks.append(BlockText(start + 1, "".join(lines[start:end])))
+    return blocks

@@ -1,0 +1,1 @@
+"""Build-time tools: the facts generator and the spelling recipes it traces."""

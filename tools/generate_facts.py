@@ -1,0 +1,392 @@
+"""Generate GradGuard's autograd facts from the installed torch.
+
+    .venv/bin/python tools/generate_facts.py [--out DIR]
+
+writes two files (by default into server/gradguard/facts/data/):
+
+aten_ops.json
+    For every op of native_functions.yaml: which arguments its backward formula keeps as
+    tensors, whether it keeps its result, which arguments it writes (``Tensor(a!)``) and
+    which its result aliases (``Tensor(a)``). The formulas are read by torchgen, the very
+    code that turns derivatives.yaml into torch's autograd kernels, so the metadata uses it
+    strips (``self.sym_sizes()``, ``self.options()``, ``self.scalar_type()``...) and the
+    formula an in-place or out= overload inherits from its base op are exactly torch's.
+spellings.json
+    For every Python spelling in tools/spelling_specs.py: what it does, measured by calling
+    it under a TorchDispatchMode (the aten ops it dispatches) on tensors that require grad,
+    then walking the autograd graph it built and comparing the storage of every saved
+    tensor with that of its input, other operand and output. Conditional saves show up by
+    tracing again with one operand not requiring grad.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import sys
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import torchgen
+from torch import Tensor, nn
+from torch.utils._python_dispatch import TorchDispatchMode
+
+REPO = Path(__file__).resolve().parent.parent
+if __package__ in (None, ""):
+    # Run as a script: make `tools` importable the way the tests import it.
+    sys.path.insert(0, str(REPO))
+
+from tools.spelling_specs import FACTORIES, SPELLINGS, Case, Spelling  # noqa: E402
+
+DATA_DIR = REPO / "server" / "gradguard" / "facts" / "data"
+ROLES = ("input", "other", "output")
+
+
+def torch_version() -> str:
+    return torch.__version__.split("+", 1)[0]
+
+
+# ----------------------------------------------------------------------------- aten ops
+
+
+def _is_tensor_type(ctype: Any) -> bool:
+    """Whether a torchgen C++ type holds tensors (Tensor, Tensor?, Tensor[], Tensor?[])."""
+    while hasattr(ctype, "elem"):
+        ctype = ctype.elem
+    return getattr(getattr(ctype, "type", None), "name", None) in ("Tensor", "TensorList")
+
+
+def aten_ops() -> dict[str, Any]:
+    from torchgen.api import cpp
+    from torchgen.api.autograd import match_differentiability_info
+    from torchgen.gen import parse_native_yaml
+    from torchgen.model import SchemaKind
+    from torchgen.packaged.autograd.load_derivatives import load_derivatives
+
+    packaged = Path(torchgen.__file__).parent / "packaged"
+    native_yaml = str(packaged / "ATen" / "native" / "native_functions.yaml")
+    tags_yaml = str(packaged / "ATen" / "native" / "tags.yaml")
+    derivatives_yaml = str(packaged / "autograd" / "derivatives.yaml")
+
+    infos, _ = load_derivatives(derivatives_yaml, native_yaml, tags_yaml)
+    functions = parse_native_yaml(native_yaml, tags_yaml).native_functions
+    ops: dict[str, Any] = {}
+    for matched in match_differentiability_info(functions, infos):
+        f = matched.func
+        schema = f.func
+        arguments = list(schema.schema_order_arguments())
+        order = {a.name: i for i, a in enumerate(arguments)}
+        entry: dict[str, Any] = {
+            "saves": [],
+            "saves_result": False,
+            "writes": [a.name for a in arguments if a.annotation and a.annotation.is_write],
+            "view_of": [],
+        }
+        returned_aliases = {
+            alias for r in schema.returns if r.annotation for alias in r.annotation.alias_set
+        }
+        entry["view_of"] = [
+            a.name for a in arguments
+            if a.annotation and not a.annotation.is_write
+            and returned_aliases & set(a.annotation.alias_set)
+        ]
+        # Only the dense CPU/CUDA kernels matter here, not nested-tensor overrides.
+        info = (matched.info or {}).get("Default")
+        if info is not None and info.has_derivatives:
+            saved = sorted(
+                {str(s.nctype.name) for s in info.all_saved_inputs if _is_tensor_type(s.nctype.type)},
+                key=lambda name: order.get(name, len(order)),
+            )
+            if schema.kind() == SchemaKind.inplace and "self" in saved:
+                # torch's codegen saves `original_self = self.clone()` for an in-place op
+                # whose formula needs the old self: a copy, which no later write can touch.
+                saved.remove("self")
+                entry["saves_copy"] = ["self"]
+            entry["saves"] = saved
+            # Returns as the formula names them: result, result0.., or their schema names.
+            names = [n if n != "self" else "result" for n in cpp.return_names(info.func)]
+            saved_returns = sorted(
+                {str(s.nctype.name) for s in info.all_saved_outputs if _is_tensor_type(s.nctype.type)},
+                key=lambda name: names.index(name) if name in names else len(names),
+            )
+            entry["saves_result"] = bool(names) and names[0] in saved_returns
+            if saved_returns and saved_returns != names[:1]:
+                entry["saved_returns"] = saved_returns
+            entry["formula"] = str(info.func.func.name)
+        elif f.has_composite_implicit_autograd_kernel:
+            # No formula of its own: autograd records whatever ops it decomposes into.
+            entry["decomposes"] = True
+        ops[str(schema.name)] = entry
+    return {"torch_version": torch_version(), "ops": dict(sorted(ops.items()))}
+
+
+# ------------------------------------------------------------------------------ tracing
+
+
+class _Recorder(TorchDispatchMode):
+    """Records the name of every aten op dispatched while it is active."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: list[str] = []
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        self.ops.append(func.name())
+        return func(*args, **(kwargs or {}))
+
+
+@dataclass(frozen=True)
+class Trace:
+    aten: tuple[str, ...]
+    saved: frozenset[str]
+    writes: bool
+    returns: str
+    differentiable: bool
+
+
+def _flatten(value: Any) -> Iterator[Tensor]:
+    if isinstance(value, Tensor):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _flatten(item)
+
+
+def _storage(t: Tensor | None) -> int | None:
+    if t is None:
+        return None
+    ptr = t.untyped_storage().data_ptr()
+    return ptr or None
+
+
+def _nodes(roots: Iterable[Any], stop: Collection[int] = ()) -> list[Any]:
+    """Autograd nodes reachable from `roots`, not crossing into the nodes in `stop`."""
+    seen: dict[int, Any] = {}
+    stack = [r for r in roots if r is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or id(node) in stop:
+            continue
+        seen[id(node)] = node
+        stack.extend(n for n, _ in node.next_functions if n is not None)
+    return list(seen.values())
+
+
+def _saved(node: Any) -> Iterator[Tensor]:
+    """Every tensor an autograd node keeps for its backward."""
+    for attr in dir(node):
+        if attr.startswith("_saved_"):
+            yield from _flatten(getattr(node, attr))
+    if hasattr(node, "saved_tensors"):  # a custom autograd.Function
+        try:
+            yield from _flatten(node.saved_tensors)
+        except RuntimeError:
+            pass
+
+
+def _returns(result: Any, case: Case, writes: bool) -> str:
+    if result is None and writes or result is case.input:
+        return "input"
+    tensors = list(_flatten(result))
+    shares = [_storage(t) == _storage(case.input) for t in tensors]
+    if isinstance(result, (tuple, list)) and tensors and all(shares):
+        return "views"
+    return "view" if shares and shares[0] else "fresh"
+
+
+def trace(spelling: Spelling, input_requires_grad: bool = True, other_requires_grad: bool = True,
+          inplace: bool = False) -> Trace | None:
+    """What one call does, or None when no tensor of it requires grad (no graph at all)."""
+    case = spelling.prepare(input_requires_grad, other_requires_grad, inplace)
+    tensors = case.tensors()
+    if not any(t.requires_grad for t in tensors):
+        return None
+    # Held until the walk is done, so that no id() in `existing` can be reused.
+    before = _nodes(t.grad_fn for t in tensors)
+    existing = {id(n) for n in before}
+    version = case.input._version
+    roles = {"input": _storage(case.input), "other": _storage(case.other)}
+    with _Recorder() as recorder:
+        result = case.run()
+    writes = case.input._version != version
+    returns = _returns(result, case, writes)
+    outputs = list(_flatten(result))
+    first = outputs[0] if outputs else case.input
+    roots = [t.grad_fn for t in outputs] + ([case.input.grad_fn] if writes else [])
+    aliases_input = returns in ("input", "view", "views")
+    saved: set[str] = set()
+    for node in _nodes(roots, existing):
+        for t in _saved(node):
+            ptr = _storage(t)
+            if ptr is None:
+                continue
+            if ptr == roles["input"]:
+                # Saved after an in-place write: the new value, i.e. the output. Saved by
+                # a view-returning call: input and output share one version counter.
+                saved.add("output" if writes else "input")
+                if aliases_input:
+                    saved.add("output")
+            if ptr == roles["other"]:
+                saved.add("other")
+            if not aliases_input and ptr == _storage(first):
+                saved.add("output")
+    # autograd dispatches an aten::detach each time it saves an op's output; that is
+    # bookkeeping, not part of the call (a leading detach is `x.detach()` itself).
+    ops = [o for i, o in enumerate(recorder.ops) if o != "aten::detach" or i == 0]
+    del before
+    return Trace(
+        aten=tuple(dict.fromkeys(ops)),
+        saved=frozenset(saved),
+        writes=writes,
+        returns=returns,
+        differentiable=first.requires_grad,
+    )
+
+
+def _saves(spelling: Spelling, full: Trace, inplace: bool) -> dict[str, str]:
+    """Role -> condition, by comparing the full trace with ones lacking a requires_grad."""
+    without_other = trace(spelling, True, False, inplace)
+    without_input = trace(spelling, False, True, inplace)
+    saves: dict[str, str] = {}
+    for role in ROLES:
+        if role not in full.saved:
+            continue
+        # A trace with no graph tells nothing; a frozen operand that cannot require grad
+        # anyway gives the same trace as the full one.
+        lost_other = without_other is not None and role not in without_other.saved
+        lost_input = without_input is not None and role not in without_input.saved
+        if lost_other and lost_input:
+            raise AssertionError(f"{spelling.key}: {role} saved only when both require grad")
+        saves[role] = (
+            "other_requires_grad" if lost_other
+            else "input_requires_grad" if lost_input
+            else "always"
+        )
+    return saves
+
+
+def _flag(target: Any, skip_self: bool) -> dict[str, Any] | None:
+    """Where `inplace` sits in a signature: its name and positional index (None if kw-only)."""
+    try:
+        parameters = list(inspect.signature(target).parameters.values())
+    except (TypeError, ValueError):  # builtins without a signature have no inplace switch
+        return None
+    if skip_self:
+        parameters = parameters[1:]
+    positional = [
+        p.name for p in parameters
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    if "inplace" not in {p.name for p in parameters}:
+        return None
+    return {"name": "inplace",
+            "position": positional.index("inplace") if "inplace" in positional else None}
+
+
+def effect(spelling: Spelling, inplace: bool = False) -> dict[str, Any]:
+    full = trace(spelling, True, True, inplace)
+    if full is None:
+        raise AssertionError(f"{spelling.key}: nothing requires grad")
+    flag = None
+    if spelling.table == "functions" and spelling.call is None and not inplace:
+        flag = _flag(spelling.target, skip_self=False)
+    return {
+        "aten": list(full.aten),
+        "saves": _saves(spelling, full, inplace) if full.differentiable else {},
+        "writes": full.writes,
+        "returns": full.returns,
+        "differentiable": full.differentiable,
+        "inplace_flag": flag,
+        "inplace": effect(spelling, inplace=True) if flag else None,
+    }
+
+
+def module_facts(spelling: Spelling) -> dict[str, Any]:
+    ctor_inplace = _flag(spelling.target.__init__, skip_self=True)
+    case = spelling.prepare()
+    assert isinstance(case.module, nn.Module)
+    return {
+        "call": effect(spelling),
+        "call_inplace": effect(spelling, inplace=True) if ctor_inplace else None,
+        "has_parameters": any(True for _ in case.module.parameters()),
+        "ctor_inplace": ctor_inplace,
+    }
+
+
+def factories() -> list[str]:
+    """The factory calls whose result is a fresh tensor outside any graph."""
+    keys = []
+    for factory in FACTORIES:
+        like = torch.randn(2, 3, requires_grad=True) * 1
+        result = factory.call(like)
+        if (isinstance(result, Tensor) and not result.requires_grad
+                and _storage(result) != _storage(like)):
+            keys.append(factory.key)
+    return sorted(keys)
+
+
+def spellings() -> dict[str, Any]:
+    tables: dict[str, dict[str, Any]] = {
+        "functions": {}, "methods": {}, "operators": {}, "modules": {}
+    }
+    for spelling in SPELLINGS:
+        if spelling.key in tables[spelling.table]:
+            raise AssertionError(f"duplicate spelling {spelling.table}:{spelling.key}")
+        facts = module_facts(spelling) if spelling.table == "modules" else effect(spelling)
+        tables[spelling.table][spelling.key] = facts
+    for spelling in SPELLINGS:
+        base = spelling.only_if_differs_from
+        table = tables[spelling.table]
+        if base is not None and table[spelling.key] == table[base]:
+            del table[spelling.key]
+    return {
+        "torch_version": torch_version(),
+        **{name: dict(sorted(table.items())) for name, table in tables.items()},
+        "factories": factories(),
+    }
+
+
+# ------------------------------------------------------------------------------- output
+
+
+def _dump_aten(doc: dict[str, Any]) -> str:
+    # One op per line: a torch upgrade then shows up as a readable line diff.
+    lines = [f'  {json.dumps(name)}: {json.dumps(op, separators=(", ", ": "))}'
+             for name, op in doc["ops"].items()]
+    return ('{"torch_version": ' + json.dumps(doc["torch_version"]) + ',\n "ops": {\n'
+            + ",\n".join(lines) + "\n }\n}\n")
+
+
+def render() -> dict[str, str]:
+    """File name -> file text, exactly as written to the data directory."""
+    return {
+        "aten_ops.json": _dump_aten(aten_ops()),
+        "spellings.json": json.dumps(spellings(), indent=1) + "\n",
+    }
+
+
+def write(out_dir: Path) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in render().items():
+        path = out_dir / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--out", type=Path, default=DATA_DIR, help="directory to write into")
+    args = parser.parse_args(argv)
+    for path in write(args.out):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
