@@ -61,10 +61,20 @@ def _is_tensor_type(ctype: Any) -> bool:
 
 
 def aten_ops() -> dict[str, Any]:
+    """The op table, for dense CPU/CUDA tensors.
+
+    An op with a CompositeImplicitAutograd kernel and no CPU/CUDA kernel of its own
+    decomposes before autograd sees it: autograd records the ops it decomposes into, so
+    its entry saves nothing and says ``decomposes`` (``linear``, ``matmul``, ``chunk`` and
+    ``max_pool2d`` have formulas too, used only by MPS and nested-tensor kernels). Extra
+    keys, beyond table.py's four: ``formula`` (the derivatives.yaml entry in force, maybe
+    inherited), ``saves_copy`` (an in-place op that saves a clone of its old self),
+    ``saved_returns`` (when it keeps returns other than, or besides, the first).
+    """
     from torchgen.api import cpp
     from torchgen.api.autograd import match_differentiability_info
     from torchgen.gen import parse_native_yaml
-    from torchgen.model import SchemaKind
+    from torchgen.model import DispatchKey, SchemaKind
     from torchgen.packaged.autograd.load_derivatives import load_derivatives
 
     packaged = Path(torchgen.__file__).parent / "packaged"
@@ -73,54 +83,56 @@ def aten_ops() -> dict[str, Any]:
     derivatives_yaml = str(packaged / "autograd" / "derivatives.yaml")
 
     infos, _ = load_derivatives(derivatives_yaml, native_yaml, tags_yaml)
-    functions = parse_native_yaml(native_yaml, tags_yaml).native_functions
+    parsed = parse_native_yaml(native_yaml, tags_yaml)
+    dense = [parsed.backend_indices[DispatchKey.CPU], parsed.backend_indices[DispatchKey.CUDA]]
     ops: dict[str, Any] = {}
-    for matched in match_differentiability_info(functions, infos):
+    for matched in match_differentiability_info(parsed.native_functions, infos):
         f = matched.func
         schema = f.func
         arguments = list(schema.schema_order_arguments())
         order = {a.name: i for i, a in enumerate(arguments)}
+        returned_aliases = {
+            alias for r in schema.returns if r.annotation for alias in r.annotation.alias_set
+        }
         entry: dict[str, Any] = {
             "saves": [],
             "saves_result": False,
             "writes": [a.name for a in arguments if a.annotation and a.annotation.is_write],
-            "view_of": [],
+            "view_of": [
+                a.name for a in arguments
+                if a.annotation and not a.annotation.is_write
+                and returned_aliases & set(a.annotation.alias_set)
+            ],
         }
-        returned_aliases = {
-            alias for r in schema.returns if r.annotation for alias in r.annotation.alias_set
-        }
-        entry["view_of"] = [
-            a.name for a in arguments
-            if a.annotation and not a.annotation.is_write
-            and returned_aliases & set(a.annotation.alias_set)
-        ]
-        # Only the dense CPU/CUDA kernels matter here, not nested-tensor overrides.
-        info = (matched.info or {}).get("Default")
-        if info is not None and info.has_derivatives:
-            saved = sorted(
-                {str(s.nctype.name) for s in info.all_saved_inputs if _is_tensor_type(s.nctype.type)},
-                key=lambda name: order.get(name, len(order)),
-            )
-            if schema.kind() == SchemaKind.inplace and "self" in saved:
-                # torch's codegen saves `original_self = self.clone()` for an in-place op
-                # whose formula needs the old self: a copy, which no later write can touch.
-                saved.remove("self")
-                entry["saves_copy"] = ["self"]
-            entry["saves"] = saved
-            # Returns as the formula names them: result, result0.., or their schema names.
-            names = [n if n != "self" else "result" for n in cpp.return_names(info.func)]
-            saved_returns = sorted(
-                {str(s.nctype.name) for s in info.all_saved_outputs if _is_tensor_type(s.nctype.type)},
-                key=lambda name: names.index(name) if name in names else len(names),
-            )
-            entry["saves_result"] = bool(names) and names[0] in saved_returns
-            if saved_returns and saved_returns != names[:1]:
-                entry["saved_returns"] = saved_returns
-            entry["formula"] = str(info.func.func.name)
-        elif f.has_composite_implicit_autograd_kernel:
-            # No formula of its own: autograd records whatever ops it decomposes into.
-            entry["decomposes"] = True
         ops[str(schema.name)] = entry
+        own_kernel = f.structured_delegate is not None or any(b.has_kernel(f) for b in dense)
+        if f.has_composite_implicit_autograd_kernel and not own_kernel:
+            entry["decomposes"] = True
+            continue
+        # The dense kernels' formula, not a nested-tensor override.
+        info = (matched.info or {}).get("Default")
+        if info is None or not info.has_derivatives:
+            continue
+        saved = sorted(
+            {str(s.nctype.name) for s in info.all_saved_inputs if _is_tensor_type(s.nctype.type)},
+            key=lambda name: order.get(name, len(order)),
+        )
+        if schema.kind() == SchemaKind.inplace and "self" in saved:
+            # torch's codegen saves `original_self = self.clone()` for an in-place op whose
+            # formula needs the old self: a copy, which no later write can reach.
+            saved.remove("self")
+            entry["saves_copy"] = ["self"]
+        entry["saves"] = saved
+        # Returns as the formula names them: result, result0.., or their schema names.
+        names = [n if n != "self" else "result" for n in cpp.return_names(info.func)]
+        saved_returns = sorted(
+            {str(s.nctype.name) for s in info.all_saved_outputs if _is_tensor_type(s.nctype.type)},
+            key=lambda name: names.index(name) if name in names else len(names),
+        )
+        entry["saves_result"] = bool(names) and names[0] in saved_returns
+        if saved_returns and saved_returns != names[:1]:
+            entry["saved_returns"] = saved_returns
+        entry["formula"] = str(info.func.func.name)
     return {"torch_version": torch_version(), "ops": dict(sorted(ops.items()))}
 
 
@@ -251,12 +263,17 @@ def _saves(spelling: Spelling, full: Trace, inplace: bool) -> dict[str, str]:
     """Role -> condition, by comparing the full trace with ones lacking a requires_grad."""
     without_other = trace(spelling, True, False, inplace)
     without_input = trace(spelling, False, True, inplace)
+    # A trace whose output does not require grad recorded no graph and tells nothing
+    # (`x.view_as(y)` with only y requiring grad).
+    if without_other is not None and not without_other.differentiable:
+        without_other = None
+    if without_input is not None and not without_input.differentiable:
+        without_input = None
     saves: dict[str, str] = {}
     for role in ROLES:
         if role not in full.saved:
             continue
-        # A trace with no graph tells nothing; a frozen operand that cannot require grad
-        # anyway gives the same trace as the full one.
+        # An operand that cannot require grad anyway gives the full trace again.
         lost_other = without_other is not None and role not in without_other.saved
         lost_input = without_input is not None and role not in without_input.saved
         if lost_other and lost_input:

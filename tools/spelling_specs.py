@@ -231,7 +231,7 @@ def _setitem_basic(x: Tensor, v: Tensor) -> None:
     x[0] = v
 
 
-def _setitem_advanced(x: Tensor, v: Tensor, m: Tensor) -> None:
+def _setitem_advanced(x: Tensor, m: Tensor, v: Tensor) -> None:
     x[m] = v
 
 
@@ -329,7 +329,8 @@ SPELLINGS: list[Spelling] = [
     op("getitem_advanced#index", lambda x, i: x[i], X, index(3, high=4),
        note="x[long_index]"),
     op("setitem", _setitem_basic, X, act(3), note="x[0] = v: `other` is the value"),
-    op("setitem#advanced", _setitem_advanced, X, act(1), ROW_MASK, note="x[mask] = v"),
+    op("setitem#advanced", _setitem_advanced, X, ROW_MASK, act(1),
+       note="x[mask] = v: `other` is the mask, v an extra"),
     op("setitem#scalar", lambda x: x.__setitem__(0, 0.0), X, note="x[0] = 0.0"),
     op("==", operator.eq, X, Y),
     op("!=", operator.ne, X, Y),
@@ -447,16 +448,18 @@ SPELLINGS: list[Spelling] = [
     method("clamp_min_", X, args=(0.0,)),
     method("masked_fill", X, ROW_MASK, args=(0.0,)),
     method("masked_fill_", X, ROW_MASK, args=(0.0,)),
-    method("index_put_", X, act(2, 3), index(2, high=4),
-           call=lambda x, v, i: x.index_put_((i,), v), note="x.index_put_((rows,), v)"),
-    method("index_add_", X, act(2, 3), index(2, high=4),
-           call=lambda x, v, i: x.index_add_(0, i, v)),
-    method("scatter_", X, act(4, 3), index(4, 3, high=3),
-           call=lambda x, src, i: x.scatter_(1, i, src), note="x.scatter_(dim, index, src)"),
-    method("scatter", X, act(4, 3), index(4, 3, high=3),
-           call=lambda x, src, i: x.scatter(1, i, src)),
-    method("scatter_add_", X, act(4, 3), index(4, 3, high=3),
-           call=lambda x, src, i: x.scatter_add_(1, i, src)),
+    method("index_put_", X, index(2, high=4), act(2, 3),
+           call=lambda x, i, v: x.index_put_((i,), v),
+           note="x.index_put_((rows,), v): `other` is the index, v an extra"),
+    method("index_add_", X, index(2, high=4), act(2, 3),
+           call=lambda x, i, v: x.index_add_(0, i, v)),
+    method("scatter_", X, index(4, 3, high=3), act(4, 3),
+           call=lambda x, i, src: x.scatter_(1, i, src),
+           note="x.scatter_(dim, index, src): `other` is the index, src an extra"),
+    method("scatter", X, index(4, 3, high=3), act(4, 3),
+           call=lambda x, i, src: x.scatter(1, i, src)),
+    method("scatter_add_", X, index(4, 3, high=3), act(4, 3),
+           call=lambda x, i, src: x.scatter_add_(1, i, src)),
     method("copy_", X, Y),
     method("fill_", X, args=(0.0,)),
     method("zero_", X),

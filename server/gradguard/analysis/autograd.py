@@ -16,6 +16,7 @@ from gradguard.analysis.values import (
     PendingWrite,
     Save,
     Storage,
+    NnModule,
     Value,
     ViewKind,
     any_grad,
@@ -64,7 +65,7 @@ class Autograd:
         node: cst.CSTNode,
         op: str,
         inputs: list[Value],
-        defined_at: cst.CSTNode | None = None,
+        layer: NnModule | None = None,
         output_save_node: cst.CSTNode | None = None,
     ) -> Value:
         """Run one op: check its write, record its saves, return its output."""
@@ -72,7 +73,7 @@ class Autograd:
         other = inputs[1] if len(inputs) > 1 else None
         graph = any_grad(inputs) if self.grad_enabled else False
         if effect.writes and first is not None:
-            self.write(first, node, op, defined_at=defined_at)
+            self.write(first, node, op, layer=layer)
         output = self._output(effect, first, graph, op)
         if graph is not False:
             save_node = output_save_node or node
@@ -117,7 +118,7 @@ class Autograd:
     def _view_kind(self, base: Value) -> ViewKind:
         if any(storage.leaf for storage in base.storages) and base.requires_grad:
             return "leaf"
-        if not self.grad_enabled and base.requires_grad is not False:
+        if not self.grad_enabled and base.requires_grad is True:
             return "nograd"
         if base.view in ("multi", "leaf", "nograd"):
             return base.view
@@ -130,13 +131,13 @@ class Autograd:
         target: Value,
         node: cst.CSTNode,
         op: str,
-        defined_at: cst.CSTNode | None = None,
+        layer: NnModule | None = None,
         confidence: Confidence = "high",
     ) -> None:
         """An in-place write to ``target``: report what it breaks."""
         if not is_tensorish(target):
             return
-        if self.grad_enabled and self._check_leaf_and_views(target, node, op, defined_at,
+        if self.grad_enabled and self._check_leaf_and_views(target, node, op, layer,
                                                             confidence):
             # Autograd raises at the write itself; nothing after it happens.
             return
@@ -157,22 +158,24 @@ class Autograd:
                             _lower(confidence, save.confidence),
                             (save,),
                             via=self.via,
-                            defined_at=defined_at,
+                            layer=layer,
                         )
                     )
-        if self.grad_enabled:
-            self._check_leaf_and_views(target, node, op, defined_at, confidence)
 
     def _check_leaf_and_views(
         self,
         target: Value,
         node: cst.CSTNode,
         op: str,
-        defined_at: cst.CSTNode | None,
+        layer: NnModule | None,
         confidence: Confidence,
     ) -> bool:
         """Report a write autograd refuses outright; True when there was one."""
         grad = target.requires_grad
+        if target.view == "nograd":
+            # Made under no_grad from a tensor that requires grad: the view itself does
+            # not require grad, yet autograd refuses to let it be written with grad on.
+            grad = True
         if grad is False:
             return False
         level: Confidence = confidence if grad is True else "medium"
@@ -183,7 +186,7 @@ class Autograd:
         else:
             return False
         self.report(Finding(code, node, op, level, detail=detail, via=self.via,
-                            defined_at=defined_at))
+                            layer=layer))
         return True
 
     def backward(self, node: cst.CSTNode, retain: bool) -> None:

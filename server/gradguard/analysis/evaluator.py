@@ -60,6 +60,7 @@ BINARY_SYMBOLS = {
     "MatrixMultiply": "@",
     "Modulo": "%",
 }
+REFLECTED = {"+": "radd", "*": "rmul", "-": "rsub", "/": "rtruediv"}
 AUGMENTED_SYMBOLS = {
     "AddAssign": "+=",
     "SubtractAssign": "-=",
@@ -97,6 +98,8 @@ class Evaluator:
     stack: list[cst.CSTNode] = field(default_factory=list)
     # Top-level classes and functions this run looked into: what its findings depend on.
     used: set[str] = field(default_factory=set)
+    # How many enclosing loops are in their second pass.
+    repeating: int = 0
 
     # -- entry points -----------------------------------------------------------------
 
@@ -182,8 +185,11 @@ class Evaluator:
     def exec_augassign(self, small: cst.AugAssign, frame: Frame) -> None:
         target = self.eval(small.target, frame)
         right = self.eval(small.value, frame)
-        symbol = AUGMENTED_SYMBOLS.get(type(small.operator).__name__)
-        effect = self.facts.operators.get(symbol or "")
+        symbol = AUGMENTED_SYMBOLS.get(type(small.operator).__name__) or ""
+        effect = None
+        if right.kind == "const":
+            effect = self.facts.operators.get(f"{symbol}#scalar")
+        effect = effect or self.facts.operators.get(symbol)
         if is_tensorish(target) and effect is not None:
             label = f"{self.text(small.target)} {symbol}"
             self.autograd.apply(effect, small, label, [target, right])
@@ -252,17 +258,40 @@ class Evaluator:
                 self.bind(statement.target, item, frame, statement)
                 self.exec_block(statement.body.body, frame)
         else:
-            item = self.element_of(iterable)
-            for _ in range(2):
-                self.bind(statement.target, item, frame, statement)
-                self.exec_block(statement.body.body, frame)
+            for second in (False, True):
+                with self.iteration(second):
+                    self.bind(statement.target, self.element_of(iterable), frame, statement)
+                    self.exec_block(statement.body.body, frame)
         if statement.orelse is not None:
             self.exec_block(statement.orelse.body.body, frame)
 
     def exec_loop_body(self, body: Sequence[cst.CSTNode], frame: Frame) -> None:
         # Twice: a write in the second iteration can break what the first one saved.
-        for _ in range(2):
-            self.exec_block(body, frame)
+        for second in (False, True):
+            with self.iteration(second):
+                self.exec_block(body, frame)
+
+    @contextmanager
+    def iteration(self, second: bool) -> Iterator[None]:
+        self.repeating += int(second)
+        try:
+            yield
+        finally:
+            self.repeating -= int(second)
+
+    def distinct(self, value: Value) -> Value:
+        """The element a later iteration takes from a list: another tensor than before.
+
+        ``for i in range(n): f(preds[i])`` reads a different tensor each time round, so
+        what the first iteration saved must not be charged to the second one's writes.
+        Tensors carried from one iteration to the next keep their storage.
+        """
+        if not self.repeating or not is_tensorish(value):
+            return value
+        storages = tuple(self.autograd.new_storage(leaf=s.leaf, param=s.param)
+                         for s in value.storages)
+        return Value(value.kind, storages, value.requires_grad, view=value.view,
+                     desc=value.desc)
 
     def exec_with(self, statement: cst.With, frame: Frame) -> None:
         grad = self.autograd.grad_enabled
@@ -322,12 +351,12 @@ class Evaluator:
             return Value("tensor", value.storages, value.requires_grad, view="multi",
                          desc=value.desc)
         if value.kind == "list" and value.element is not None:
-            return value.element
+            return self.distinct(value.element)
         if value.kind == "list" and value.items:
             result = value.items[0]
             for item in value.items[1:]:
                 result = join(result, item)
-            return result
+            return self.distinct(result)
         if value.kind == "const" and value.const is UNKNOWN_INT:
             return constant(UNKNOWN_INT)
         if value.kind == "tensor":
@@ -339,7 +368,11 @@ class Evaluator:
         owner = self.eval(target.value, frame)
         if not is_tensorish(owner):
             return
-        effect = self.facts.operators.get("setitem")
+        basic = all(self.is_basic_index(e.slice, frame) for e in target.slice)
+        key = "setitem" if basic else "setitem#advanced"
+        if value.kind == "const" and basic:
+            key = "setitem#scalar"
+        effect = self.facts.operators.get(key) or self.facts.operators.get("setitem")
         if effect is None:
             return
         self.autograd.apply(effect, target, f"{self.text(target)} = ...", [owner, value])
@@ -466,7 +499,11 @@ class Evaluator:
         effect = self.facts.operators.get("getitem_basic" if basic else "getitem_advanced")
         if effect is None:
             return unknown()
-        return self.autograd.apply(effect, expr, self.text(expr), [owner])
+        result = self.autograd.apply(effect, expr, self.text(expr), [owner])
+        if owner.kind == "unknown":
+            # Not known to be a tensor: perhaps a list, whose items differ per iteration.
+            return self.distinct(result)
+        return result
 
     def single_index(self, expr: cst.Subscript, frame: Frame) -> object:
         if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
@@ -499,10 +536,18 @@ class Evaluator:
                 return Value("list", items=None)
             return Value("list", items=left.items + right.items)
         symbol = BINARY_SYMBOLS.get(type(expr.operator).__name__, "")
-        effect = self.facts.operators.get(symbol)
-        if effect is None or not (is_tensorish(left) or is_tensorish(right)):
+        if not (is_tensorish(left) or is_tensorish(right)):
             return constant(UNKNOWN_INT) if left.kind == right.kind == "const" else unknown()
-        inputs = [left, right] if is_tensorish(left) else [right, left]
+        key = symbol
+        inputs = [left, right]
+        if not is_tensorish(left):
+            # A Python number on the left: the reflected method of the tensor on the right.
+            key, inputs = REFLECTED.get(symbol, symbol) + "#scalar", [right]
+        elif right.kind == "const":
+            key, inputs = f"{symbol}#scalar", [left]
+        effect = self.facts.operators.get(key) or self.facts.operators.get(symbol)
+        if effect is None:
+            return unknown()
         return self.autograd.apply(effect, expr, symbol, inputs)
 
     def eval_unary(self, expr: cst.UnaryOperation, frame: Frame) -> Value:
@@ -565,9 +610,15 @@ class Evaluator:
         func = call.func
         if isinstance(func, cst.Attribute):
             owner = self.eval(func.value, frame)
-            if owner.kind != "function":
+            attrs = owner.attrs or {}
+            if func.attr.value in attrs:
+                callee = attrs[func.attr.value]  # self.relu(x): a module held by self
+            elif owner.kind != "function":
                 return self.call_method(owner, func.attr.value, call, frame)
-        callee = self.eval(func, frame)
+            else:
+                callee = self.eval(func, frame)
+        else:
+            callee = self.eval(func, frame)
         if callee.kind == "module":
             args = self.positional(call, frame)
             return self.call_module(callee, args, call, self.text(func))
@@ -857,19 +908,20 @@ class Evaluator:
         return unknown(self.text(call.func))
 
     def call_module(self, module: Value, args: list[Value], node: cst.CSTNode,
-                    label: str, defined_at: cst.CSTNode | None = None) -> Value:
+                    label: str) -> Value:
         spec = module.spec
         if isinstance(spec, NnModule):
             facts = spec.facts
             effect = facts.effect(spec.inplace is True)
             described = label
-            if spec.inplace is True:
+            if spec.inplace is True and "(" not in label:
                 described = f"{label} ({facts.name.rsplit('.', 1)[-1]}, inplace=True)"
             operands = args[:1]
             if operands and facts.has_parameters and module.params is not None:
                 operands.append(Value("tensor", (module.params,), True, desc="weight"))
+            spec.calls.add(node)
             return self.autograd.apply(effect, node, described, operands,
-                                       defined_at=defined_at)
+                                       layer=spec if spec.inplace is True else None)
         if isinstance(spec, Sequential):
             value = args[0] if args else unknown()
             outer = self.autograd.via
@@ -971,12 +1023,3 @@ class Evaluator:
         except Exception:  # codegen of a detached node: a label is not worth a crash
             return type(node).__name__
 
-
-@contextmanager
-def grad_mode(autograd: Autograd, enabled: bool) -> Iterator[None]:
-    previous = autograd.grad_enabled
-    autograd.grad_enabled = enabled
-    try:
-        yield
-    finally:
-        autograd.grad_enabled = previous

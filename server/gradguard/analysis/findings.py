@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gradguard.analysis.hazard import Confidence
-from gradguard.analysis.values import Save
+from gradguard.analysis.values import NnModule, Save
 
 
 @dataclass(eq=False)
@@ -20,8 +20,8 @@ class Finding:
     detail: str = ""
     # Call sites through which the write was reached, outermost first.
     via: tuple[cst.CSTNode, ...] = ()
-    # Where the in-place layer is defined, when that is not the write site.
-    defined_at: cst.CSTNode | None = None
+    # The in-place layer (``nn.ReLU(inplace=True)``...) that made the write, if one did.
+    layer: NnModule | None = None
 
     def key(self) -> tuple[object, ...]:
         return (self.code, id(self.node), tuple(id(s.node) for s in self.saves))

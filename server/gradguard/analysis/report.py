@@ -42,6 +42,14 @@ def _saver(save: Save) -> tuple[str, str]:
     return label, aten or label
 
 
+def code(op: str) -> str:
+    """``self.relu (ReLU, inplace=True)`` as `self.relu` (ReLU, inplace=True)."""
+    name, space, note = op.partition(" (")
+    if space and note.endswith(")") and "(" not in name:
+        return f"`{name}` ({note}"
+    return f"`{op}`"
+
+
 def _severity(finding: Finding) -> Severity:
     return "error" if finding.confidence == "high" else "warning"
 
@@ -55,26 +63,26 @@ def to_hazard(finding: Finding, ranges: Mapping[cst.CSTNode, CodeRange]) -> Haza
             label, aten = _saver(save)
             save_span = span_of(ranges, save.node)
             words = ROLE_WORDS.get(save.role, "a tensor saved by")
-            parts.append(f"{words} `{label}` at line {save_span.line}, which {aten}'s "
+            parts.append(f"{words} {code(label)} at line {save_span.line}, which {aten}'s "
                          "backward needs")
-            related.append(Related(save_span, f"`{label}` saves {words.split()[1]} "
-                                   f"tensor here for backward"))
+            related.append(Related(save_span, f"{code(label)} saves its {save.role} here "
+                                   "for backward"))
         what = "; ".join(parts)
         if finding.code == "GG001":
-            message = f"`{finding.op}` overwrites {what}"
+            message = f"{code(finding.op)} overwrites {what}"
         else:
-            message = (f"`{finding.op}` updates parameters in place that a later backward "
+            message = (f"{code(finding.op)} updates parameters in place that a later backward "
                        f"still needs: {what}; call it after the last backward through this "
                        "graph")
     elif finding.code == "GG002":
-        message = (f"`{finding.op}` writes in place into a leaf tensor that requires grad; "
+        message = (f"{code(finding.op)} writes in place into a leaf tensor that requires grad; "
                    "autograd forbids this outside torch.no_grad()")
     else:
-        message = f"`{finding.op}` writes in place into {VIEW_WORDS.get(finding.detail, 'a view')}"
+        message = f"{code(finding.op)} writes in place into {VIEW_WORDS.get(finding.detail, 'a view')}"
     if finding.confidence == "medium":
         message += " (if these tensors require grad)"
-    if finding.defined_at is not None and finding.defined_at is not finding.node:
-        related.append(Related(span_of(ranges, finding.defined_at),
+    if finding.layer is not None and finding.layer.node is not finding.node:
+        related.append(Related(span_of(ranges, finding.layer.node),
                                "the in-place layer is defined here"))
     for call in finding.via:
         related.append(Related(span_of(ranges, call), "reached through this call"))

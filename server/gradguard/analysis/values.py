@@ -52,6 +52,8 @@ class NnModule:
     facts: ModuleFacts
     inplace: bool | None
     node: cst.CSTNode
+    # Every call site of this instance seen so far (a fix to its constructor reaches all).
+    calls: set[cst.CSTNode] = field(default_factory=set)
 
 
 @dataclass(eq=False)

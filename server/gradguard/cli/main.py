@@ -29,6 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore", type=_codes, default=frozenset(), metavar="CODES")
     check.add_argument("--jobs", type=int, default=None,
                        help="worker processes (default: all cores)")
+    serve = commands.add_parser("serve", help="run the language server (stdio by default)")
+    serve.add_argument("--tcp", metavar="HOST:PORT", default=None,
+                       help="listen on a TCP socket instead of stdio")
     return parser
 
 
@@ -40,5 +43,9 @@ def main(argv: list[str] | None = None) -> int:
 
         selection = Selection(args.select, args.ignore)
         return run_check(args.paths, args.format, selection, args.jobs)
+    if args.command == "serve":
+        from gradguard.server.main import serve
+
+        return serve(args.tcp)
     parser.error(f"unknown command {args.command}")
     return 2

@@ -1,0 +1,116 @@
+# Source: https://github.com/tamarott/SinGAN/issues/148
+# Report: train_single_scale() in SinGAN/training.py fails on torch >= 1.5 ("[3, 32, 3, 3]
+#   is at version 2; expected version 1"). `fake` is generated once, at the end of the
+#   discriminator loop; the generator loop then runs opt.Gsteps times on that same fake:
+#   the first optimizerG.step() updates netG in place, and the second errG.backward()
+#   goes back through the graph that produced fake with netG's old weights.
+# In-place op: line @I@ (`optimizerG.step()`, inside the Gsteps loop).
+# Saved by: line @S@ (`fake = netG(noise.detach(), prev)`: netG's convolutions keep
+#   their weights).
+# Fix: fixed/singan_gsteps.py, the one-line solution of the issue: generate a new fake at
+#   the start of each generator step.
+# Shrunk: one scale, 3+3 steps, 2 epochs, no gradient penalty, tiny networks.
+import torch
+import torch.nn as nn
+import torch.optim as optim
+
+torch.manual_seed(0)
+
+
+class Opt:
+    nc_im = 3
+    nfc = 8
+    ker_size = 3
+    num_layer = 3
+    niter = 2
+    Dsteps = 3
+    Gsteps = 3
+    lr_g = 0.0005
+    lr_d = 0.0005
+    beta1 = 0.5
+    alpha = 10
+    noise_amp = 0.1
+
+
+class ConvBlock(nn.Sequential):
+    def __init__(self, in_channel, out_channel, ker_size, padd, stride):
+        super().__init__()
+        self.add_module('conv', nn.Conv2d(in_channel, out_channel, kernel_size=ker_size,
+                                          stride=stride, padding=padd))
+        self.add_module('norm', nn.BatchNorm2d(out_channel))
+        self.add_module('LeakyRelu', nn.LeakyReLU(0.2, inplace=True))
+
+
+class WDiscriminator(nn.Module):
+    def __init__(self, opt):
+        super().__init__()
+        self.head = ConvBlock(opt.nc_im, opt.nfc, opt.ker_size, 0, 1)
+        self.body = ConvBlock(opt.nfc, opt.nfc, opt.ker_size, 0, 1)
+        self.tail = nn.Conv2d(opt.nfc, 1, kernel_size=opt.ker_size, stride=1, padding=0)
+
+    def forward(self, x):
+        return self.tail(self.body(self.head(x)))
+
+
+class GeneratorConcatSkip2CleanAdd(nn.Module):
+    def __init__(self, opt):
+        super().__init__()
+        self.head = ConvBlock(opt.nc_im, opt.nfc, opt.ker_size, 0, 1)
+        self.body = ConvBlock(opt.nfc, opt.nfc, opt.ker_size, 0, 1)
+        self.tail = nn.Sequential(
+            nn.Conv2d(opt.nfc, opt.nc_im, kernel_size=opt.ker_size, stride=1, padding=0),
+            nn.Tanh())
+
+    def forward(self, x, y):
+        x = self.head(x)
+        x = self.body(x)
+        x = self.tail(x)
+        ind = int((y.shape[2] - x.shape[2]) / 2)
+        y = y[:, :, ind:(y.shape[2] - ind), ind:(y.shape[3] - ind)]
+        return x + y
+
+
+def train_single_scale(netD, netG, real, opt):
+    pad = nn.ZeroPad2d(int(((opt.ker_size - 1) * opt.num_layer) / 2))
+    optimizerD = optim.Adam(netD.parameters(), lr=opt.lr_d, betas=(opt.beta1, 0.999))
+    optimizerG = optim.Adam(netG.parameters(), lr=opt.lr_g, betas=(opt.beta1, 0.999))
+    z_opt = pad(torch.randn(1, opt.nc_im, real.shape[2], real.shape[3]))
+    alpha = opt.alpha
+
+    for epoch in range(opt.niter):
+        noise = pad(torch.randn(1, opt.nc_im, real.shape[2], real.shape[3]))
+        prev = pad(torch.zeros_like(real))
+        z_prev = pad(torch.zeros_like(real))
+
+        # (1) Update D network: maximize D(x) + D(G(z))
+        for j in range(opt.Dsteps):
+            netD.zero_grad()
+            output = netD(real)
+            errD_real = -output.mean()
+            errD_real.backward(retain_graph=True)
+
+            fake = netG(noise.detach(), prev)  # [saves]
+            output = netD(fake.detach())
+            errD_fake = output.mean()
+            errD_fake.backward(retain_graph=True)
+            optimizerD.step()
+
+        # (2) Update G network: maximize D(G(z))
+        for j in range(opt.Gsteps):
+            netG.zero_grad()
+            output = netD(fake)
+            errG = -output.mean()
+            errG.backward(retain_graph=True)
+            if alpha != 0:
+                loss = nn.MSELoss()
+                Z_opt = opt.noise_amp * z_opt + z_prev
+                rec_loss = alpha * loss(netG(Z_opt.detach(), z_prev), real)
+                rec_loss.backward(retain_graph=True)
+                rec_loss = rec_loss.detach()
+            optimizerG.step()  # [inplace]
+    return errG.item(), rec_loss.item()
+
+
+opt = Opt()
+real = torch.rand(1, 3, 16, 16) * 2 - 1
+print(train_single_scale(WDiscriminator(opt), GeneratorConcatSkip2CleanAdd(opt), real, opt))
