@@ -121,7 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     best: dict[tuple[str, str], Timing] = {}
     for _ in range(max(1, args.repeat)):
         for key, (command, ok) in commands.items():  # interleaved, to share the noise
+            print(f"running {key[0]} --jobs {key[1]} ...", end=" ", file=sys.stderr, flush=True)
             seconds, stderr = timed(command, ok)
+            print(f"{seconds:.1f} s", file=sys.stderr, flush=True)
             note = ""
             if key[0] == "torchfix":
                 checked = re.search(r"Finished checking (\d+) files", stderr)

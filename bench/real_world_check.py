@@ -29,9 +29,13 @@ from real_trees import ensure_real_trees  # noqa: E402
 RULE_CODES = ("GG001", "GG002", "GG003", "GG004")
 
 
-def gradguard_check(paths: list[Path], jobs: int | None = None) -> tuple[list[dict], str]:
+def gradguard_check(
+    paths: list[Path], jobs: int | None = None, uncertain: bool = False
+) -> tuple[list[dict], str]:
     """Findings of ``gradguard check --format json`` over ``paths``, and its stderr."""
     command = [sys.executable, "-m", "gradguard", "check", *map(str, paths), "--format", "json"]
+    if uncertain:
+        command.append("--uncertain")
     if jobs is not None:
         command += ["--jobs", str(jobs)]
     proc = subprocess.run(command, capture_output=True, text=True)
@@ -90,6 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=None, help="passed to gradguard check")
     parser.add_argument("--only", default=None, help="comma-separated package names")
     parser.add_argument("--no-list", action="store_true", help="print the counts only")
+    parser.add_argument(
+        "--uncertain",
+        action="store_true",
+        help="passed to gradguard check: include uncertain findings",
+    )
     args = parser.parse_args(argv)
 
     trees = ensure_real_trees()
@@ -100,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
 
     by_package: dict[str, list[dict]] = {}
     for name, tree in trees.items():
-        found, stderr = gradguard_check([tree], args.jobs)
+        found, stderr = gradguard_check([tree], args.jobs, args.uncertain)
         by_package[f"{name} {tree.parent.name.split('-', 1)[1]}"] = found
         problems = [line for line in stderr.splitlines() if line.strip()]
         if problems:

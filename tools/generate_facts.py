@@ -86,7 +86,8 @@ def aten_ops() -> dict[str, Any]:
     parsed = parse_native_yaml(native_yaml, tags_yaml)
     dense = [parsed.backend_indices[DispatchKey.CPU], parsed.backend_indices[DispatchKey.CUDA]]
     ops: dict[str, Any] = {}
-    for matched in match_differentiability_info(parsed.native_functions, infos):
+    # A copy: matching adds foreach entries to load_derivatives' process-wide cache.
+    for matched in match_differentiability_info(parsed.native_functions, dict(infos)):
         f = matched.func
         schema = f.func
         arguments = list(schema.schema_order_arguments())
@@ -115,7 +116,8 @@ def aten_ops() -> dict[str, Any]:
             continue
         saved = sorted(
             {str(s.nctype.name) for s in info.all_saved_inputs if _is_tensor_type(s.nctype.type)},
-            key=lambda name: order.get(name, len(order)),
+            # Schema order; foreach ops save under their reference op's names, by name.
+            key=lambda name: (order.get(name, len(order)), name),
         )
         if schema.kind() == SchemaKind.inplace and "self" in saved:
             # torch's codegen saves `original_self = self.clone()` for an in-place op whose
@@ -127,7 +129,7 @@ def aten_ops() -> dict[str, Any]:
         names = [n if n != "self" else "result" for n in cpp.return_names(info.func)]
         saved_returns = sorted(
             {str(s.nctype.name) for s in info.all_saved_outputs if _is_tensor_type(s.nctype.type)},
-            key=lambda name: names.index(name) if name in names else len(names),
+            key=lambda name: (names.index(name) if name in names else len(names), name),
         )
         entry["saves_result"] = bool(names) and names[0] in saved_returns
         if saved_returns and saved_returns != names[:1]:
@@ -153,6 +155,8 @@ class _Recorder(TorchDispatchMode):
 
 @dataclass(frozen=True)
 class Trace:
+    """What one traced call did; `saved` holds the roles whose storage a node kept."""
+
     aten: tuple[str, ...]
     saved: frozenset[str]
     writes: bool
@@ -201,7 +205,7 @@ def _saved(node: Any) -> Iterator[Tensor]:
 
 
 def _returns(result: Any, case: Case, writes: bool) -> str:
-    if result is None and writes or result is case.input:
+    if (result is None and writes) or result is case.input:
         return "input"
     tensors = list(_flatten(result))
     shares = [_storage(t) == _storage(case.input) for t in tensors]
@@ -217,9 +221,10 @@ def trace(spelling: Spelling, input_requires_grad: bool = True, other_requires_g
     tensors = case.tensors()
     if not any(t.requires_grad for t in tensors):
         return None
-    # Held until the walk is done, so that no id() in `existing` can be reused.
-    before = _nodes(t.grad_fn for t in tensors)
-    existing = {id(n) for n in before}
+    # The graph that existed before the call; `keep_alive` holds it until the walk is
+    # done, so that no id() in `existing` can be reused by a new node.
+    keep_alive = _nodes(t.grad_fn for t in tensors)
+    existing = {id(n) for n in keep_alive}
     version = case.input._version
     roles = {"input": _storage(case.input), "other": _storage(case.other)}
     with _Recorder() as recorder:
@@ -249,7 +254,7 @@ def trace(spelling: Spelling, input_requires_grad: bool = True, other_requires_g
     # autograd dispatches an aten::detach each time it saves an op's output; that is
     # bookkeeping, not part of the call (a leading detach is `x.detach()` itself).
     ops = [o for i, o in enumerate(recorder.ops) if o != "aten::detach" or i == 0]
-    del before
+    del keep_alive
     return Trace(
         aten=tuple(dict.fromkeys(ops)),
         saved=frozenset(saved),

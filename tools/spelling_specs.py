@@ -8,9 +8,12 @@ builds its cases from the same recipes and checks the measured facts a second wa
 mutating tensors and running backward.
 
 Roles follow ``gradguard.facts.table``: ``input`` is the first tensor operand, ``other``
-the second (for a module: its ``weight`` parameter if it has one, else the second tensor
-it is called with); operands after those are extras, built requiring grad whenever they
-can (biases, a third matrix) so that they never switch a save off.
+the second, counting tensors in positional order with lists and tuples flattened
+(``x.scatter_(dim, index, src)``: the index; ``torch.cat([x, y])``: y). For a module,
+``other`` is its ``weight`` parameter if it has one, else the second tensor it is called
+with (a loss's target); for ``x[i] = v`` it is the value v. Operands after those are
+extras, built requiring grad whenever they can (biases, a third matrix) so that they never
+switch a save off. Each recipe lists its operands in role order.
 
 Where a spelling behaves differently depending on its arguments, the recipe traces the
 common configuration and its ``note`` says which; ``#variant`` keys trace the others.
@@ -231,7 +234,7 @@ def _setitem_basic(x: Tensor, v: Tensor) -> None:
     x[0] = v
 
 
-def _setitem_advanced(x: Tensor, m: Tensor, v: Tensor) -> None:
+def _setitem_advanced(x: Tensor, v: Tensor, m: Tensor) -> None:
     x[m] = v
 
 
@@ -296,6 +299,7 @@ SPELLINGS: list[Spelling] = [
     function("torch.nn.functional.dropout", X, args=(0.5,),
              note="training=True (the functional's default); on CPU: bernoulli_ + mul"),
     function("torch.nn.functional.dropout2d", IMG, args=(0.5,), note="training=True"),
+    function("torch.dropout", X, args=(0.5, True), note="train=True"),
     # --- arithmetic ----------------------------------------------------------------------
     op("+", operator.add, X, Y),
     op("-", operator.sub, X, Y),
@@ -329,8 +333,8 @@ SPELLINGS: list[Spelling] = [
     op("getitem_advanced#index", lambda x, i: x[i], X, index(3, high=4),
        note="x[long_index]"),
     op("setitem", _setitem_basic, X, act(3), note="x[0] = v: `other` is the value"),
-    op("setitem#advanced", _setitem_advanced, X, ROW_MASK, act(1),
-       note="x[mask] = v: `other` is the mask, v an extra"),
+    op("setitem#advanced", _setitem_advanced, X, act(1), ROW_MASK,
+       note="x[mask] = v: `other` is the value, as for setitem; the mask is an extra"),
     op("setitem#scalar", lambda x: x.__setitem__(0, 0.0), X, note="x[0] = 0.0"),
     op("==", operator.eq, X, Y),
     op("!=", operator.ne, X, Y),

@@ -25,6 +25,12 @@ _CANDIDATE = re.compile(
 )
 
 
+def _better(new: Finding, old: Finding) -> bool:
+    """Of two reports of one hazard, the surer one, then the one with the shorter path."""
+    rank = {"high": 0, "medium": 1}
+    return (rank[new.confidence], len(new.via)) < (rank[old.confidence], len(old.via))
+
+
 def may_hold_hazards(source: str) -> bool:
     return _CANDIDATE.search(source) is not None
 
@@ -40,8 +46,16 @@ class SourceError(Exception):
 
 @dataclass(frozen=True)
 class Selection:
+    """Which findings a run reports: rule codes (prefixes), and whether uncertain ones.
+
+    A finding is uncertain when it holds only if a tensor whose origin the analysis
+    cannot see requires grad (a plain function's argument, say); those are left out
+    unless asked for, because on real code most of them are data that never does.
+    """
+
     select: frozenset[str] | None = None
     ignore: frozenset[str] = frozenset()
+    uncertain: bool = False
 
     def wants(self, code: str) -> bool:
         def matches(codes: Iterable[str]) -> bool:
@@ -123,7 +137,7 @@ def merge(results: Iterable[RootResult]) -> list[Finding]:
     for result in results:
         for finding in result.findings:
             known = merged.get(finding.key())
-            if known is None or (known.confidence == "medium" and finding.confidence == "high"):
+            if known is None or _better(finding, known):
                 merged[finding.key()] = finding
     return list(merged.values())
 
@@ -135,16 +149,23 @@ def to_hazards(
     selection: Selection | None,
 ) -> list[Hazard]:
     chosen = selection or Selection()
-    hazards = []
+    hazards: dict[tuple[object, ...], Hazard] = {}
     for finding in findings:
         if not chosen.wants(finding.code):
+            continue
+        if finding.confidence == "medium" and not chosen.uncertain:
             continue
         hazard = to_hazard(finding, ranges)
         if is_suppressed(hazard.code, lines, [hazard.span.line, hazard.span.end_line]):
             continue
-        hazards.append(hazard)
-    hazards.sort(key=lambda h: (h.span, h.code, h.message))
-    return hazards
+        # ``x.add_(a).sub_(b)``: every call of the chain writes the same tensor; the
+        # first one, which is the innermost and starts where the others do, is reported.
+        key = (hazard.code, hazard.span.line, hazard.span.column,
+               tuple(r.span for r in hazard.related))
+        known = hazards.get(key)
+        if known is None or hazard.span < known.span:
+            hazards[key] = hazard
+    return sorted(hazards.values(), key=lambda h: (h.span, h.code, h.message))
 
 
 def analyze_source(source: str, selection: Selection | None = None) -> list[Hazard]:

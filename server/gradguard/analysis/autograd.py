@@ -25,6 +25,12 @@ from gradguard.analysis.values import (
 from gradguard.facts.table import Effect
 
 
+def _better(new: Finding, old: Finding) -> bool:
+    """Of two reports of one hazard, the surer one, then the one with the shorter path."""
+    rank = {"high": 0, "medium": 1}
+    return (rank[new.confidence], len(new.via)) < (rank[old.confidence], len(old.via))
+
+
 def _confidence(*levels: bool | None) -> Confidence | None:
     """High when every condition is known true, medium when some are unknown."""
     if any(level is False for level in levels):
@@ -54,7 +60,7 @@ class Autograd:
     def report(self, finding: Finding) -> None:
         key = finding.key()
         known = self.findings.get(key)
-        if known is None or (known.confidence == "medium" and finding.confidence == "high"):
+        if known is None or _better(finding, known):
             self.findings[key] = finding
 
     # -- applying facts -------------------------------------------------------------
@@ -80,7 +86,9 @@ class Autograd:
             aten = effect.aten[0].removeprefix("aten::") if effect.aten else op
             for role, condition in effect.saves.items():
                 target = {"input": first, "other": other, "output": output}.get(role)
-                if target is None or not is_tensorish(target):
+                # Saves are charged only to values known to be tensors: an unknown value
+                # may be a Python number or a list, which nothing can overwrite.
+                if target is None or target.kind != "tensor":
                     continue
                 level = self._condition(condition, first, other)
                 confidence = _confidence(graph, level)

@@ -9,11 +9,23 @@ line breaks only its own block.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
 _TRIPLE = re.compile(r"'''|\"\"\"")
 _CONTINUATION = re.compile(r"(else|elif|except|finally|case)\b|[)\]}]")
+# Lines end at "\n", "\r\n" or "\r", as in Python's tokenizer and in every editor.
+# str.splitlines also ends them at "\f", "\x1c"-"\x1e", "\x85", U+2028 and U+2029, which
+# would shift every later line (a form feed in a comment is enough).
+_BREAK = re.compile(r"\r\n|\r|\n")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(source: str) -> list[str]:
+    """The lines of ``source`` with their line ends (``str.splitlines(keepends=True)``
+    for the three line ends Python knows)."""
+    return _LINE.findall(source)
 
 
 @dataclass(frozen=True)
@@ -23,7 +35,8 @@ class BlockText:
 
     @property
     def line_count(self) -> int:
-        return self.text.count("\n") + (0 if self.text.endswith("\n") else 1)
+        breaks = len(_BREAK.findall(self.text))
+        return breaks + (0 if self.text.endswith(("\n", "\r")) else 1)
 
 
 def _string_lines(source: str) -> set[int]:
@@ -31,21 +44,22 @@ def _string_lines(source: str) -> set[int]:
     inside: set[int] = set()
     opener: str | None = None
     open_line = 0
+    starts = [m.end() for m in _BREAK.finditer(source)]  # where lines 1, 2, ... start
     for match in _TRIPLE.finditer(source):
         quote = match.group()
         if opener is None:
-            line = source.count("\n", 0, match.start())
+            line = bisect.bisect_right(starts, match.start())
             # A triple quote after a comment mark opens nothing.
-            line_start = source.rfind("\n", 0, match.start()) + 1
+            line_start = starts[line - 1] if line else 0
             if "#" in source[line_start:match.start()]:
                 continue
             opener, open_line = quote, line
         elif quote == opener:
-            close_line = source.count("\n", 0, match.start())
+            close_line = bisect.bisect_right(starts, match.start())
             inside.update(range(open_line + 1, close_line + 1))
             opener = None
     if opener is not None:
-        inside.update(range(open_line + 1, source.count("\n") + 1))
+        inside.update(range(open_line + 1, len(starts) + 1))
     return inside
 
 
@@ -56,7 +70,7 @@ def _starts_block(line: str) -> bool:
 
 
 def split_blocks(source: str) -> list[BlockText]:
-    lines = source.splitlines(keepends=True)
+    lines = split_lines(source)
     if not lines:
         return []
     in_string = _string_lines(source) if ('"""' in source or "'''" in source) else set()

@@ -110,7 +110,16 @@ class Evaluator:
     def run_function(
         self, func: cst.FunctionDef, self_value: Value | None, class_name: str | None
     ) -> None:
-        self.call_function(func, [], {}, self_value, class_name, call_node=None)
+        args: list[Value] = []
+        if func.name.value == "forward" and class_name is not None and \
+                self.program.is_module_class(class_name):
+            # A module's forward is called with tensors. The first is taken to be the
+            # activation a network passes on, which requires grad in training; whether
+            # the others do (masks, targets) depends on the caller.
+            required = [p for p in func.params.params if p.default is None][1:]
+            args = [self.autograd.fresh(True if index == 0 else None, p.name.value)
+                    for index, p in enumerate(required)]
+        self.call_function(func, args, {}, self_value, class_name, call_node=None)
 
     def instantiate(self, info: ClassInfo, call_node: cst.CSTNode | None,
                     args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -190,7 +199,7 @@ class Evaluator:
         if right.kind == "const":
             effect = self.facts.operators.get(f"{symbol}#scalar")
         effect = effect or self.facts.operators.get(symbol)
-        if is_tensorish(target) and effect is not None:
+        if target.kind == "tensor" and effect is not None:
             label = f"{self.text(small.target)} {symbol}"
             self.autograd.apply(effect, small, label, [target, right])
             return
@@ -359,9 +368,6 @@ class Evaluator:
             return self.distinct(result)
         if value.kind == "const" and value.const is UNKNOWN_INT:
             return constant(UNKNOWN_INT)
-        if value.kind == "tensor":
-            # Iterating a tensor unbinds it: multi-output views of the same storage.
-            return Value("tensor", value.storages, value.requires_grad, view="multi")
         return unknown()
 
     def write_subscript(self, target: cst.Subscript, value: Value, frame: Frame) -> None:
@@ -536,7 +542,7 @@ class Evaluator:
                 return Value("list", items=None)
             return Value("list", items=left.items + right.items)
         symbol = BINARY_SYMBOLS.get(type(expr.operator).__name__, "")
-        if not (is_tensorish(left) or is_tensorish(right)):
+        if left.kind != "tensor" and right.kind != "tensor":
             return constant(UNKNOWN_INT) if left.kind == right.kind == "const" else unknown()
         key = symbol
         inputs = [left, right]
@@ -682,8 +688,8 @@ class Evaluator:
             module = facts.modules[name]
             inplace = self.flag(module.ctor_inplace, call, args, kwargs)
             params = self.autograd.new_storage(param=True, leaf=True)
-            return Value("module", spec=NnModule(module, inplace, call), params=params,
-                         desc=label, attrs=None)
+            spec = NnModule(module, inplace, call, identity=self.is_identity(name, args, kwargs))
+            return Value("module", spec=spec, params=params, desc=label, attrs=None)
         if name == "torch.nn.Sequential":
             items = [a for a in args if a.kind == "module"]
             if len(items) != len(args):
@@ -723,6 +729,8 @@ class Evaluator:
             storage = self.autograd.new_storage(leaf=grad)
             return Value("tensor", (storage,), grad, desc=label)
         effect = facts.functions.get(self.function_key(name, call, args))
+        if effect is not None and self.is_identity(name, args, kwargs, p_position=1):
+            return args[0]
         if effect is not None:
             effect = effect.with_inplace(
                 self.flag(effect.inplace_flag, call, args, kwargs) is True
@@ -744,6 +752,17 @@ class Evaluator:
             graph = any_grad(tensors) if self.autograd.grad_enabled else False
             return self.autograd.fresh(graph, label)
         return unknown(label)
+
+    @staticmethod
+    def is_identity(name: str, args: list[Value], kwargs: dict[str, Value],
+                    p_position: int = 0) -> bool:
+        """Dropout with p == 0 returns its input untouched, inplace or not."""
+        if "dropout" not in name.lower():
+            return False
+        p = kwargs.get("p")
+        if p is None and len(args) > p_position:
+            p = args[p_position]
+        return p is not None and p.kind == "const" and p.const == 0
 
     def function_key(self, name: str, call: cst.Call, args: list[Value]) -> str:
         """Picks the traced variant of a spelling whose behaviour depends on its arguments."""
@@ -912,6 +931,8 @@ class Evaluator:
         spec = module.spec
         if isinstance(spec, NnModule):
             facts = spec.facts
+            if spec.identity:
+                return args[0] if args else unknown()
             effect = facts.effect(spec.inplace is True)
             described = label
             if spec.inplace is True and "(" not in label:

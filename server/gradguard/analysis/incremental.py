@@ -26,7 +26,7 @@ from gradguard.analysis.analyze import (
     run_root,
     to_hazards,
 )
-from gradguard.analysis.blocks import BlockText, split_blocks
+from gradguard.analysis.blocks import BlockText, split_blocks, split_lines
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.program import Program, build_program
 
@@ -146,7 +146,7 @@ class IncrementalDocument:
         if not findings:
             return []
         relevant = self._relevant_blocks(program, all_roots, results)
-        lines = text.splitlines()
+        lines = [line.rstrip("\r\n") for line in split_lines(text)]
         return to_hazards(findings, _DocumentRanges(relevant, len(lines)), lines, selection)
 
     @property

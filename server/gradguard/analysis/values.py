@@ -54,6 +54,8 @@ class NnModule:
     node: cst.CSTNode
     # Every call site of this instance seen so far (a fix to its constructor reaches all).
     calls: set[cst.CSTNode] = field(default_factory=set)
+    # Built so that it returns its input untouched (``nn.Dropout(0.0)``).
+    identity: bool = False
 
 
 @dataclass(eq=False)

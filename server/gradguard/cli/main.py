@@ -27,6 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     check.add_argument("--select", type=_codes, default=None, metavar="CODES")
     check.add_argument("--ignore", type=_codes, default=frozenset(), metavar="CODES")
+    check.add_argument("--uncertain", action="store_true",
+                       help="also report hazards that hold only if tensors of unknown "
+                       "origin require grad (warnings)")
     check.add_argument("--jobs", type=int, default=None,
                        help="worker processes (default: all cores)")
     serve = commands.add_parser("serve", help="run the language server (stdio by default)")
@@ -41,8 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "check":
         from gradguard.cli.check import run_check
 
-        selection = Selection(args.select, args.ignore)
-        return run_check(args.paths, args.format, selection, args.jobs)
+        selection = Selection(args.select, args.ignore, args.uncertain)
+        try:
+            return run_check(args.paths, args.format, selection, args.jobs)
+        except BrokenPipeError:  # `gradguard check ... | head`
+            return 1
     if args.command == "serve":
         from gradguard.server.main import serve
 

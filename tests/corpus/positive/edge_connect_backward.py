@@ -4,8 +4,8 @@
 #   self.dis_optimizer.step() before gen_loss.backward(); the generator's adversarial loss
 #   went through the discriminator, whose weights that step has just changed. The answer
 #   in the thread: "The backward() should be before optimizer.step()".
-# In-place op: line @I@ (`self.dis_optimizer.step()`).
-# Saved by: line @S@ (`self.discriminator(gen_input_fake)`: the discriminator's
+# In-place op: line 83 (`self.dis_optimizer.step()`).
+# Saved by: line 75 (`self.discriminator(gen_input_fake)`: the discriminator's
 #   convolutions keep their weights for gen_loss).
 # Fix: fixed/edge_connect_backward.py, the change posted in the thread: both backward
 #   calls before both optimizer steps.

@@ -3,8 +3,8 @@
 #   ReluBackward0, is at version 1; expected version 0". The reporter narrowed it down to
 #   BiFPNBlock.forward in bifpn.py: the fusion weights are normalised in place,
 #   `w1 /= torch.sum(w1, dim=0) + self.epsilon`, right after the ReLU that saved them.
-# In-place op: line @I@ (`w1 /= ...`; `w2 /= ...` two lines below is the same bug).
-# Saved by: line @S@ (`w1 = self.w1_relu(self.w1)`: ReLU's backward needs its output).
+# In-place op: line 60 (`w1 /= ...`; `w2 /= ...` two lines below is the same bug).
+# Saved by: line 59 (`w1 = self.w1_relu(self.w1)`: ReLU's backward needs its output).
 # Fix: fixed/efficientdet_bifpn_weights.py, the reporter's fix: normalise out of place.
 # Shrunk: one BiFPN block, 8 channels, feature maps of 32x32 down to 2x2.
 import torch

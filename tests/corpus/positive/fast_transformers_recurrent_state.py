@@ -2,9 +2,9 @@
 # Report: "Replace inplace operations in recurrent linear attention": the recurrent
 #   linear attention updated its state Si, Zi in place; chaining several steps to other
 #   modules and calling backward fails with the in-place error.
-# In-place op: line @I@ (`Zi += K`, and `Si += ...` below it, on the state the previous
+# In-place op: lines 39, 40 (`Zi += K`, and `Si += ...` below it, on the state the previous
 #   step's einsums saved).
-# Saved by: line @S@ (the einsums of the previous step save Zi and Si).
+# Saved by: line 42, 43 (the einsums of the previous step save Zi and Si).
 # Fix: fixed/fast_transformers_recurrent_state.py, the pull request's change: the state is
 #   updated out of place (Zi = Zi + K; Si = Si + ...).
 # Shrunk: the elu feature map inline, 4 time steps of random queries/keys/values.

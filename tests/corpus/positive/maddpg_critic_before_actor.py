@@ -3,8 +3,8 @@
 #   the actor update, as in the paper; actor_loss.backward() then fails with the in-place
 #   error. The maintainer's explanation: actor_loss was computed through critic_network,
 #   which critic_optim.step() has since updated in place.
-# In-place op: line @I@ (`self.critic_optim.step()`).
-# Saved by: line @S@ (`self.critic_network(o, u)` in the actor loss keeps the critic's weights).
+# In-place op: line 94 (`self.critic_optim.step()`).
+# Saved by: line 89 (`self.critic_network(o, u)` in the actor loss keeps the critic's weights).
 # Fix: fixed/maddpg_critic_before_actor.py: keep the critic-first order, but compute the
 #   actor loss after the critic's step, as the maintainer suggests.
 # Shrunk: 2 agents, random transitions, small MLPs, no target soft update or saving.

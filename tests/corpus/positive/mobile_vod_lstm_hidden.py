@@ -5,8 +5,8 @@
 #   second frame's backward goes through the LSTM state of the first frame, whose graph
 #   saved weights that optimizer.step() has changed since. The answer in the thread:
 #   detach the hidden state inside the per-frame loop.
-# In-place op: line @I@ (`optimizer.step()` after each frame).
-# Saved by: line @S@ (`net(image)`: the conv LSTM's convolution saves its weight in the
+# In-place op: line 76 (`optimizer.step()` after each frame).
+# Saved by: line 72 (`net(image)`: the conv LSTM's convolution saves its weight in the
 #   graph the next frame's hidden state still points to).
 # Fix: fixed/mobile_vod_lstm_hidden.py: net.detach_hidden() moved into the frame loop.
 # Shrunk: a tiny MobileVOD (one conv, one BottleneckLSTM cell, a 1x1 head), random frames.

@@ -3,8 +3,8 @@
 #   loss is backpropagated with retain_graph=True, opt_D.step() then updates D in place,
 #   and G_loss.backward() goes back through D(G_paintings), whose Linear layers saved
 #   D's weights at the old version ("output 0 of TBackward ... is at version 2").
-# In-place op: line @I@ (`opt_D.step()` writes D's parameters in place).
-# Saved by: line @S@ (`D(G_paintings)`: D's Linear layers keep their weights for G_loss).
+# In-place op: line 58 (`opt_D.step()` writes D's parameters in place).
+# Saved by: line 51 (`D(G_paintings)`: D's Linear layers keep their weights for G_loss).
 # Fix: fixed/morvan_gan_406.py, the order the repository adopted after the thread
 #   (update G first, then train D on G_paintings.detach()).
 # Shrunk: numpy painting data replaced by torch, 3 steps, no plotting.

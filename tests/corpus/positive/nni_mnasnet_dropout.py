@@ -4,9 +4,9 @@
 #   needed for gradient computation has been modified by an inplace operation"; the author
 #   traced it to the classifier's `nn.Dropout(p=dropout, inplace=True)`, which follows
 #   `x = F.relu(x)` in forward: ReLU saved its output, the dropout overwrites it.
-# In-place op: line @I@ (the classifier's `nn.Dropout(p=dropout, inplace=True)`, run by
+# In-place op: lines 56, 64 (the classifier's `nn.Dropout(p=dropout, inplace=True)`, run by
 #   `self.classifier(x)`).
-# Saved by: line @S@ (`x = F.relu(x)`: ReLU's backward needs its output).
+# Saved by: line 63 (`x = F.relu(x)`: ReLU's backward needs its output).
 # Fix: fixed/nni_mnasnet_dropout.py, the pull request: `nn.Dropout(p=dropout)`.
 # Shrunk: the searched cells replaced by two fixed _InvertedResidual blocks, 32x32 input.
 import torch

@@ -4,8 +4,8 @@
 #   not help. The answer: line 101 of models/FPN/FPN_Head.py,
 #   `laterals[i - 1] += F.interpolate(laterals[i], size=prev_shape, mode='nearest')`,
 #   must not use +=: the lateral convolutions end in a ReLU, which saved its output.
-# In-place op: line @I@ (`laterals[i - 1] += F.interpolate(...)`).
-# Saved by: line @S@ (the lateral ConvModule's ReLU, whose output each lateral is).
+# In-place op: line 45 (`laterals[i - 1] += F.interpolate(...)`).
+# Saved by: line 26 (the lateral ConvModule's ReLU, whose output each lateral is).
 # Fix: fixed/nwpu_moc_fpn_laterals.py: `laterals[i - 1] = laterals[i - 1] + ...`.
 # Shrunk: 3 levels, 8 channels, 32x32 down to 8x8.
 import torch

@@ -2,8 +2,8 @@
 # Report: "PSP-Net Inplace modification of a variable with requires_grad=True": pspnet
 #   cannot backward (segnet can). "Using Dropout inplace causes the problem": the
 #   Dropout2d(p=0.1, inplace=True) after cbr_final, whose last layer is a ReLU.
-# In-place op: line @I@ (`nn.Dropout2d(p=0.1, inplace=True)`, run by `self.dropout(x)`).
-# Saved by: line @S@ (conv2DBatchNormRelu's ReLU, which saved its output).
+# In-place op: lines 56, 65 (`nn.Dropout2d(p=0.1, inplace=True)`, run by `self.dropout(x)`).
+# Saved by: line 23 (conv2DBatchNormRelu's ReLU, which saved its output).
 # Fix: fixed/pspnet_dropout2d.py, the reporter's: `nn.Dropout2d(p=0.1, inplace=False)`.
 # Shrunk: a 2-conv backbone, one pyramid pooling module with 2 levels, 32x32 input.
 import torch

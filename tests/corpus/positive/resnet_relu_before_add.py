@@ -3,8 +3,8 @@
 #   the in-place ReLUs of torchvision's ResNet are safe, but if you invert the sum with
 #   the relu (as for a pre-activation ResNet), `out = self.relu(out); out += identity`,
 #   backward fails with the in-place error: ReLU saved its output, and += overwrites it.
-# In-place op: line @I@ (`out += identity`).
-# Saved by: line @S@ (`out = self.relu(out)`: ReLU's backward needs its output).
+# In-place op: line 48 (`out += identity`).
+# Saved by: line 47 (`out = self.relu(out)`: ReLU's backward needs its output).
 # Fix: fixed/resnet_relu_before_add.py: the sum written out of place,
 #   `out = out + identity` (keeping the swapped order the user wanted).
 # Shrunk: torchvision's BasicBlock with 8 channels, two blocks, a linear head.

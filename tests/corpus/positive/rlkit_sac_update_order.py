@@ -2,8 +2,8 @@
 # Report: "Optimize actor before the critic": with torch 1.5.0 the SAC trainer
 #   (rlkit/torch/sac/sac.py) fails, because the critics' weights have already been
 #   changed by their optimizers when policy_loss is backpropagated through them.
-# In-place op: line @I@ (`self.qf1_optimizer.step()`; qf2's step follows).
-# Saved by: line @S@ (`self.qf1(obs, new_obs_actions)` in the policy loss keeps qf1's weights).
+# In-place op: line 101 (`self.qf1_optimizer.step()`; qf2's step follows).
+# Saved by: line 80 (`self.qf1(obs, new_obs_actions)` in the policy loss keeps qf1's weights).
 # Fix: fixed/rlkit_sac_update_order.py, the merged pull request: update the policy first.
 # Shrunk: small MLPs, a random batch, alpha fixed to 1 (no entropy tuning).
 import torch

@@ -2,8 +2,8 @@
 # Report: the Python "efficient implementation" in the nn.RNN docstring does not work
 #   with backward: it writes each layer's new state into h_t with h_t[layer] = ...,
 #   while the next layer's matmul has saved h_t[layer - 1], a view of the same tensor.
-# In-place op: line @I@ (`h_t[layer] = torch.tanh(...)`).
-# Saved by: line @S@ (`input_t @ params[...].T` saves input_t = h_t[layer - 1]).
+# In-place op: line 31 (`h_t[layer] = torch.tanh(...)`).
+# Saved by: line 32 (`input_t @ params[...].T` saves input_t = h_t[layer - 1]).
 # Fix: fixed/rnn_docstring_forward.py, the version of pull request #173888 for this issue:
 #   the states of a time step are a fresh list, stacked at the end.
 import torch

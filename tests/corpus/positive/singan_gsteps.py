@@ -4,8 +4,8 @@
 #   discriminator loop; the generator loop then runs opt.Gsteps times on that same fake:
 #   the first optimizerG.step() updates netG in place, and the second errG.backward()
 #   goes back through the graph that produced fake with netG's old weights.
-# In-place op: line @I@ (`optimizerG.step()`, inside the Gsteps loop).
-# Saved by: line @S@ (`fake = netG(noise.detach(), prev)`: netG's convolutions keep
+# In-place op: line 110 (`optimizerG.step()`, inside the Gsteps loop).
+# Saved by: line 92 (`fake = netG(noise.detach(), prev)`: netG's convolutions keep
 #   their weights).
 # Fix: fixed/singan_gsteps.py, the one-line solution of the issue: generate a new fake at
 #   the start of each generator step.

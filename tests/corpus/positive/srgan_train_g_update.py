@@ -3,8 +3,8 @@
 #   version 2; expected version 1"): d_loss.backward(retain_graph=True) and
 #   optimizerD.step() run first, then the generator loss is computed from the fake_out
 #   of the same forward, which goes back through netD's old weights.
-# In-place op: line @I@ (`optimizerD.step()` updates netD in place).
-# Saved by: line @S@ (`netD(fake_img)`: netD's convolutions keep their weights).
+# In-place op: line 83 (`optimizerD.step()` updates netD in place).
+# Saved by: line 80 (`netD(fake_img)`: netD's convolutions keep their weights).
 # Fix: fixed/srgan_train_g_update.py, the answer in the thread: recompute fake_img and
 #   fake_out after optimizerD.step(), before the generator loss.
 # Shrunk: tiny Generator/Discriminator, no VGG perception loss, random images.

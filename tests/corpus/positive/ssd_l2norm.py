@@ -2,8 +2,8 @@
 # Report: train_test.py fails in loss.backward() with the in-place error. Solved by the
 #   reporter in layers/modules/l2norm.py: `x /= norm` ----> `x = x / norm` (a later
 #   comment: `x = torch.div(x, norm)` is also okay).
-# In-place op: line @I@ (`x /= norm`).
-# Saved by: line @S@ (`x.pow(2)` saves x; so does the conv4_3 ReLU before L2Norm).
+# In-place op: line 31 (`x /= norm`).
+# Saved by: line 30 (`x.pow(2)` saves x; so does the conv4_3 ReLU before L2Norm).
 # Fix: fixed/ssd_l2norm.py: `x = x / norm`.
 # Shrunk: a 4-conv VGG-like base, L2Norm on the conv4_3-like source, 2 sources, no
 #   multibox heads (a mean over the sources stands in for the loss).

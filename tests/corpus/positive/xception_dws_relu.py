@@ -4,9 +4,9 @@
 #   `self.activ = nn.ReLU(inplace=True) ... x = self.activ(x)` modifies the block's input;
 #   in XceptionUnit the identity convolution has already saved that input for its
 #   backward. "Removing of inplace=True fixes this."
-# In-place op: line @I@ (DwsConvBlock's `nn.ReLU(inplace=True)`, applied to the unit's
+# In-place op: lines 53, 59 (DwsConvBlock's `nn.ReLU(inplace=True)`, applied to the unit's
 #   input by `x = self.activ(x)`).
-# Saved by: line @S@ (`identity = self.identity_conv(x)`: the 1x1 conv saves its input).
+# Saved by: line 82 (`identity = self.identity_conv(x)`: the 1x1 conv saves its input).
 # Fix: fixed/xception_dws_relu.py: the reporter's fix, inplace=True removed.
 # Shrunk: init block, two stages of one unit each, small channels, 32x32 input.
 import torch

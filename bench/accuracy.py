@@ -1,0 +1,444 @@
+"""The accuracy judge: the corpus of real reports in tests/corpus, judged by torch.
+
+Two steps, both driven by tests/corpus/manifest.csv (one row a case):
+
+1. Labels. Every script runs under torch in a subprocess, with a timeout. A positive
+   must raise the in-place RuntimeError of its ``error`` kind (saved-modified, leaf or
+   view); a fixed or negative script must exit 0. A case that does not behave as
+   labelled fails loudly: the judge exits 1 and says which one and why.
+2. Scores. ``gradguard check --format json`` runs on every file and is scored against
+   the labels, per pattern. A positive is *found* when a finding's range covers one of
+   its ``inplace_line`` numbers (the line of the in-place op; for an ``inplace=True``
+   layer, the line that builds it and the line that calls it; for
+   optimizer-step-before-second-backward, the ``optimizer.step()`` line). A fixed or
+   negative file with any error-severity finding is a *false positive*. The slot for
+   ``gradguard probe`` is scored the same way once the command exists.
+
+Usage::
+
+    python bench/accuracy.py                       # labels, then check scores
+    python bench/accuracy.py --write-scores tests/corpus/scores.json
+    python bench/accuracy.py --no-labels           # scores only
+    python bench/accuracy.py --labels-only --only masked
+
+The manifest's line numbers are also checked against the ``# [inplace]`` and
+``# [saves]`` markers in the scripts, so that an edit that moves a line cannot leave
+the manifest pointing at the wrong one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "corpus"
+MANIFEST = CORPUS / "manifest.csv"
+SCORES = CORPUS / "scores.json"
+
+KINDS = ("positive", "fixed", "negative")
+COLUMNS = ("file", "kind", "pattern", "source", "inplace_line", "saving_line", "error")
+LABEL_TIMEOUT = 180.0  # seconds per script; they take a few seconds, torch import included
+CHECK_TIMEOUT = 300.0
+
+# The RuntimeError kinds, by the text autograd puts in their messages (torch 2.x).
+ERROR_TEXTS: dict[str, tuple[str, ...]] = {
+    "saved-modified": (
+        "one of the variables needed for gradient computation has been modified by an "
+        "inplace operation",
+    ),
+    # also matches "a view of a leaf Variable that requires grad is being used ..."
+    "leaf": ("leaf Variable that requires grad is being used in an in-place operation",),
+    "view": (
+        "is a view and is being modified inplace",
+        "is a view and its base or another view of its base has been modified inplace",
+        "A view was created in no_grad mode and is being modified inplace",
+    ),
+}
+
+MARKERS = {"inplace": re.compile(r"#.*\[inplace\]"), "saves": re.compile(r"#.*\[saves\]")}
+
+
+@dataclass(frozen=True)
+class Case:
+    file: str  # relative to tests/corpus
+    kind: str
+    pattern: str
+    source: str
+    inplace_lines: tuple[int, ...]
+    saving_lines: tuple[int, ...]
+    error: str
+
+    @property
+    def path(self) -> Path:
+        return (CORPUS / self.file).resolve()
+
+    @property
+    def id(self) -> str:
+        return self.file
+
+
+class ManifestError(Exception):
+    pass
+
+
+def _lines(text: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in text.split("|") if n.strip())
+
+
+def load_manifest(path: Path = MANIFEST) -> list[Case]:
+    """The manifest's cases, after checking that every row is well formed."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        if tuple(reader.fieldnames or ()) != COLUMNS:
+            raise ManifestError(f"{path}: columns {reader.fieldnames}, expected {COLUMNS}")
+        rows = list(reader)
+    cases: list[Case] = []
+    problems: list[str] = []
+    for number, row in enumerate(rows, start=2):
+        where = f"{path.name}:{number} ({row['file']})"
+        try:
+            case = Case(row["file"], row["kind"], row["pattern"], row["source"],
+                        _lines(row["inplace_line"]), _lines(row["saving_line"]), row["error"])
+        except ValueError as exc:
+            problems.append(f"{where}: bad line number: {exc}")
+            continue
+        if case.kind not in KINDS:
+            problems.append(f"{where}: kind {case.kind!r} is not one of {KINDS}")
+        if not case.path.is_file():
+            problems.append(f"{where}: no such file {case.path}")
+        if not case.pattern or not case.source:
+            problems.append(f"{where}: pattern and source are required")
+        if case.kind == "positive":
+            if case.error not in ERROR_TEXTS:
+                problems.append(f"{where}: error {case.error!r} is not one of {list(ERROR_TEXTS)}")
+            if not case.inplace_lines:
+                problems.append(f"{where}: a positive needs its inplace_line")
+        elif case.error or case.inplace_lines or case.saving_lines:
+            problems.append(f"{where}: only positives have error/inplace_line/saving_line")
+        cases.append(case)
+    files = [c.file for c in cases]
+    problems += [f"{f}: listed twice" for f in sorted({f for f in files if files.count(f) > 1})]
+    if problems:
+        raise ManifestError("\n".join(problems))
+    return cases
+
+
+def marker_problems(case: Case) -> list[str]:
+    """Where the manifest's line numbers disagree with the markers in the script."""
+    if case.kind != "positive":
+        return []
+    text = case.path.read_text(encoding="utf-8").splitlines()
+    found = {tag: tuple(n for n, line in enumerate(text, 1) if rx.search(line))
+             for tag, rx in MARKERS.items()}
+    problems = []
+    if found["inplace"] != case.inplace_lines:
+        problems.append(f"{case.file}: manifest inplace_line {case.inplace_lines}, "
+                        f"# [inplace] markers on {found['inplace']}")
+    if found["saves"] != case.saving_lines:
+        problems.append(f"{case.file}: manifest saving_line {case.saving_lines}, "
+                        f"# [saves] markers on {found['saves']}")
+    return problems
+
+
+# --------------------------------------------------------------------------- labels
+
+@dataclass(frozen=True)
+class LabelResult:
+    case: Case
+    ok: bool
+    detail: str
+    seconds: float
+
+
+def error_kind(stderr: str) -> str | None:
+    """The in-place RuntimeError kind a traceback ends with, if it is one."""
+    lines = [line for line in stderr.splitlines() if line.startswith("RuntimeError")]
+    if not lines:
+        return None
+    message = lines[-1]
+    for kind, texts in ERROR_TEXTS.items():
+        if any(text in message for text in texts):
+            return kind
+    return None
+
+
+def _last_error(stderr: str) -> str:
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "(no output on stderr)"
+
+
+def _script_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("OMP_NUM_THREADS", "1")  # scripts run side by side on few cores
+    env["PYTHONWARNINGS"] = "ignore"
+    return env
+
+
+def judge_label(case: Case, timeout: float = LABEL_TIMEOUT) -> LabelResult:
+    """Run one script under torch and say whether it behaves as labelled."""
+    start = time.monotonic()
+    try:
+        proc = subprocess.run([sys.executable, str(case.path)], capture_output=True, text=True,
+                              timeout=timeout, cwd=case.path.parent, env=_script_env())
+    except subprocess.TimeoutExpired:
+        return LabelResult(case, False, f"timed out after {timeout:.0f} s",
+                           time.monotonic() - start)
+    seconds = time.monotonic() - start
+    if case.kind == "positive":
+        kind = error_kind(proc.stderr)
+        if proc.returncode != 0 and kind == case.error:
+            return LabelResult(case, True, f"raised the {kind} error", seconds)
+        if proc.returncode == 0:
+            return LabelResult(case, False, "ran cleanly, but it is labelled positive "
+                               f"(expected the {case.error} error)", seconds)
+        return LabelResult(case, False, f"expected the {case.error} error, got "
+                           f"{kind or 'another failure'}: {_last_error(proc.stderr)}", seconds)
+    if proc.returncode == 0:
+        return LabelResult(case, True, "ran cleanly", seconds)
+    return LabelResult(case, False, f"labelled {case.kind} but failed (exit "
+                       f"{proc.returncode}): {_last_error(proc.stderr)}", seconds)
+
+
+def judge_labels(cases: Sequence[Case], jobs: int | None = None,
+                 timeout: float = LABEL_TIMEOUT) -> list[LabelResult]:
+    jobs = jobs or max(1, os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(lambda c: judge_label(c, timeout), cases))
+
+
+# --------------------------------------------------------------------------- scores
+
+def gradguard_env() -> dict[str, str]:
+    """The environment to run ``python -m gradguard`` in, installed or from server/."""
+    env = dict(os.environ)
+    server = str(ROOT / "server")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (server, env.get("PYTHONPATH")) if p)
+    return env
+
+
+Findings = dict[Path, list[dict[str, Any]]]
+
+
+def _run_tool(command: str, files: Sequence[Path], timeout: float) -> tuple[Findings, str | None]:
+    """One run of ``gradguard <command> --format json`` over files: findings or an error."""
+    cmd = [sys.executable, "-m", "gradguard", command, "--format", "json", *map(str, files)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                              cwd=ROOT, env=gradguard_env())
+    except subprocess.TimeoutExpired:
+        return {}, f"timed out after {timeout:.0f} s"
+    if proc.returncode not in (0, 1):
+        return {}, f"exit {proc.returncode}: {_last_error(proc.stderr)}"
+    try:
+        items = json.loads(proc.stdout or "[]")
+    except json.JSONDecodeError as exc:
+        return {}, f"output is not JSON ({exc}): {proc.stdout[:200]!r}"
+    findings: Findings = {Path(f).resolve(): [] for f in files}
+    for item in items:
+        path = Path(item["path"])
+        path = (path if path.is_absolute() else ROOT / path).resolve()
+        findings.setdefault(path, []).append(item)
+    return findings, None
+
+
+def run_tool(command: str, files: Sequence[Path], timeout: float = CHECK_TIMEOUT,
+             batch: bool = True) -> tuple[Findings, dict[Path, str]]:
+    """Findings per file; a file the tool fails on gets an error instead.
+
+    The files go in one batch first; if that run fails, each file runs alone so that
+    one crash does not hide the results of the others.
+    """
+    if batch:
+        findings, error = _run_tool(command, files, timeout)
+        if error is None:
+            return findings, {}
+    findings, errors = {}, {}
+    for path in files:
+        one, error = _run_tool(command, [path], timeout)
+        if error is None:
+            findings.update(one)
+        else:
+            errors[path.resolve()] = error
+    return findings, errors
+
+
+def _covers(finding: dict[str, Any], line: int) -> bool:
+    return int(finding["line"]) <= line <= int(finding.get("end_line") or finding["line"])
+
+
+def _describe(finding: dict[str, Any]) -> str:
+    return f"{finding['code']}@{finding['line']} {finding['severity']}"
+
+
+def score(cases: Sequence[Case], findings: Findings, errors: dict[Path, str]) -> dict[str, Any]:
+    """Found / missed / false positives, per pattern and in total."""
+    patterns: dict[str, dict[str, int]] = {}
+    missed: list[dict[str, Any]] = []
+    false_positives: list[dict[str, Any]] = []
+    tool_errors: list[dict[str, str]] = []
+
+    def bucket(pattern: str) -> dict[str, int]:
+        return patterns.setdefault(pattern, {"positives": 0, "found": 0, "missed": 0,
+                                             "clean_files": 0, "false_positives": 0})
+
+    for case in cases:
+        row = bucket(case.pattern)
+        if case.path in errors:
+            tool_errors.append({"file": case.file, "error": errors[case.path]})
+        found_here = findings.get(case.path, [])
+        if case.kind == "positive":
+            row["positives"] += 1
+            hits = [f for f in found_here if any(_covers(f, n) for n in case.inplace_lines)]
+            if hits:
+                row["found"] += 1
+            else:
+                row["missed"] += 1
+                missed.append({"file": case.file, "inplace_line": list(case.inplace_lines),
+                               "findings": [_describe(f) for f in found_here],
+                               "tool_error": errors.get(case.path)})
+        else:
+            row["clean_files"] += 1
+            bad = [f for f in found_here if f.get("severity") == "error"]
+            if bad:
+                row["false_positives"] += 1
+                false_positives.append({"file": case.file, "findings": [
+                    f"{_describe(f)}: {f.get('message', '')}" for f in bad]})
+    totals = {key: sum(p[key] for p in patterns.values())
+              for key in ("positives", "found", "missed", "clean_files", "false_positives")}
+    totals["recall"] = round(totals["found"] / totals["positives"], 4) if totals["positives"] else 0.0
+    flagged = totals["found"] + totals["false_positives"]
+    totals["precision"] = round(totals["found"] / flagged, 4) if flagged else 0.0
+    return {"patterns": dict(sorted(patterns.items())), "totals": totals, "missed": missed,
+            "false_positives": false_positives, "tool_errors": tool_errors}
+
+
+def probe_available() -> bool:
+    try:
+        proc = subprocess.run([sys.executable, "-m", "gradguard", "probe", "--help"],
+                              capture_output=True, text=True, timeout=60, cwd=ROOT,
+                              env=gradguard_env())
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0
+
+
+def score_tool(command: str, cases: Sequence[Case], batch: bool) -> dict[str, Any]:
+    findings, errors = run_tool(command, [c.path for c in cases], batch=batch)
+    return score(cases, findings, errors)
+
+
+def score_check(cases: Sequence[Case]) -> dict[str, Any]:
+    return score_tool("check", cases, batch=True)
+
+
+def score_probe(cases: Sequence[Case]) -> dict[str, Any] | None:
+    """Probe scores, or None when ``gradguard probe`` does not exist yet."""
+    if not probe_available():
+        return None
+    return score_tool("probe", cases, batch=False)  # the probe runs user code: one at a time
+
+
+# --------------------------------------------------------------------------- output
+
+def print_table(title: str, scores: dict[str, Any], out: Callable[[str], None] = print) -> None:
+    out(f"\n{title}")
+    header = f"  {'pattern':<42} {'pos':>4} {'found':>5} {'missed':>6} {'clean':>5} {'FP':>4}"
+    out(header)
+    out("  " + "-" * (len(header) - 2))
+    for name, row in scores["patterns"].items():
+        out(f"  {name:<42} {row['positives']:>4} {row['found']:>5} {row['missed']:>6} "
+            f"{row['clean_files']:>5} {row['false_positives']:>4}")
+    t = scores["totals"]
+    out("  " + "-" * (len(header) - 2))
+    out(f"  {'total':<42} {t['positives']:>4} {t['found']:>5} {t['missed']:>6} "
+        f"{t['clean_files']:>5} {t['false_positives']:>4}")
+    out(f"  recall {t['recall']:.1%}   false positives {t['false_positives']} of "
+        f"{t['clean_files']} clean files (fixed + negative)   precision {t['precision']:.1%}")
+    for miss in scores["missed"]:
+        why = f"tool error: {miss['tool_error']}" if miss["tool_error"] else \
+            f"findings: {', '.join(miss['findings']) or 'none'}"
+        out(f"  missed  {miss['file']} (in-place op on line {miss['inplace_line']}; {why})")
+    for fp in scores["false_positives"]:
+        out(f"  FP      {fp['file']}: {'; '.join(fp['findings'])}")
+    for err in scores["tool_errors"]:
+        out(f"  error   {err['file']}: {err['error']}")
+
+
+def select(cases: Iterable[Case], only: str | None) -> list[Case]:
+    if not only:
+        return list(cases)
+    return [c for c in cases if only in c.file or only in c.pattern]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--manifest", type=Path, default=MANIFEST)
+    parser.add_argument("--only", help="cases whose file or pattern contains this text")
+    parser.add_argument("--jobs", type=int, default=None, help="scripts run at once")
+    parser.add_argument("--timeout", type=float, default=LABEL_TIMEOUT)
+    parser.add_argument("--labels-only", action="store_true", help="skip the scores")
+    parser.add_argument("--no-labels", action="store_true", help="skip running the scripts")
+    parser.add_argument("--write-scores", type=Path, metavar="PATH",
+                        help="write the scores as JSON (e.g. tests/corpus/scores.json)")
+    args = parser.parse_args(argv)
+
+    try:
+        cases = select(load_manifest(args.manifest), args.only)
+    except ManifestError as exc:
+        print(f"manifest error:\n{exc}", file=sys.stderr)
+        return 1
+    problems = [p for case in cases for p in marker_problems(case)]
+    counts = {k: sum(c.kind == k for c in cases) for k in KINDS}
+    print(f"{len(cases)} cases: {counts['positive']} positive, {counts['fixed']} fixed, "
+          f"{counts['negative']} negative")
+
+    failed = len(problems)
+    for problem in problems:
+        print(f"MARKER MISMATCH {problem}")
+    if not args.no_labels:
+        import torch  # noqa: F401  (the judge itself needs torch installed)
+
+        start = time.monotonic()
+        results = judge_labels(cases, args.jobs, args.timeout)
+        bad = [r for r in results if not r.ok]
+        failed += len(bad)
+        for r in bad:
+            print(f"MISLABELLED {r.case.file}: {r.detail}")
+        slowest = max(results, key=lambda r: r.seconds, default=None)
+        print(f"labels: {len(results) - len(bad)}/{len(results)} hold under torch "
+              f"{sys.modules['torch'].__version__} ({time.monotonic() - start:.0f} s"
+              + (f"; slowest {slowest.case.file} {slowest.seconds:.1f} s)" if slowest else ")"))
+
+    if args.labels_only:
+        return 1 if failed else 0
+
+    report: dict[str, Any] = {"cases": counts}
+    report["check"] = score_check(cases)
+    print_table("gradguard check", report["check"])
+    report["probe"] = score_probe(cases)
+    if report["probe"] is None:
+        print("\ngradguard probe: skipped (`python -m gradguard probe --help` fails: "
+              "the probe does not exist yet)")
+    else:
+        print_table("gradguard probe", report["probe"])
+
+    if args.write_scores:
+        args.write_scores.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        print(f"\nscores written to {args.write_scores}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

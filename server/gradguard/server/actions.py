@@ -1,0 +1,241 @@
+"""Code actions: the fix of a diagnostic, a suppression comment, and fix-all.
+
+Actions are built from the ``data`` each diagnostic carries (see ``diagnostics``), and
+only while it was computed for the document's current version: an action asked for with
+diagnostics of an older version returns nothing rather than an edit that lands in the
+wrong place. Edits are ``documentChanges`` carrying the version they apply to, so a
+client also refuses one that raced with a keystroke.
+"""
+
+from __future__ import annotations
+
+import tokenize
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lsprotocol import types
+
+from gradguard.analysis.blocks import split_blocks
+from gradguard.analysis.rules import RULES
+from gradguard.analysis.suppression import suppression_comment
+from gradguard.server.diagnostics import SOURCE
+from gradguard.server.documents import Outcome, Unit
+from gradguard.server.positions import Encoding, LineIndex
+
+QUICKFIX = types.CodeActionKind.QuickFix.value
+FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.gradguard"
+KINDS = [QUICKFIX, FIX_ALL]
+
+
+def wanted(kind: str, only: Sequence[str] | None) -> bool:
+    """Whether a client that asked for ``only`` these kinds wants ``kind`` (a prefix match)."""
+    if only is None:
+        return True
+    return any(base in ("", kind) or kind.startswith(base + ".") for base in only)
+
+
+@dataclass(frozen=True)
+class Edit:
+    uri: str
+    start: tuple[int, int]
+    end: tuple[int, int]
+    new_text: str
+
+    def lsp(self) -> types.TextEdit:
+        return types.TextEdit(
+            types.Range(types.Position(*self.start), types.Position(*self.end)), self.new_text)
+
+    def overlaps(self, other: Edit) -> bool:
+        if self.uri != other.uri:
+            return False
+        if self.start == self.end and other.start == other.end:
+            return self.start == other.start  # two inserts at one point: order unclear
+        return self.start < other.end and other.start < self.end
+
+
+def _edits(fix: Any, default_uri: str) -> list[Edit] | None:
+    """The edits of a fix as packed in ``Diagnostic.data`` (None if malformed)."""
+    try:
+        return [Edit(str(e.get("uri", default_uri)), (int(e["range"][0]), int(e["range"][1])),
+                     (int(e["range"][2]), int(e["range"][3])), str(e["newText"]))
+                for e in fix["edits"]]
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+
+
+class ActionBuilder:
+    """Builds the actions of one request against one unit's current state."""
+
+    def __init__(self, unit: Unit, uri: str, encoding: Encoding,
+                 document_changes: bool) -> None:
+        self.unit = unit
+        self.uri = uri
+        self.encoding = encoding
+        self.document_changes = document_changes
+
+    def workspace_edit(self, edits: Iterable[Edit]) -> types.WorkspaceEdit | None:
+        by_uri: dict[str, list[Edit]] = {}
+        for edit in edits:
+            by_uri.setdefault(edit.uri, []).append(edit)
+        for uri in by_uri:
+            if self.unit.buffer(uri) is None:
+                return None  # a fix into a document this unit no longer has
+        if self.document_changes:
+            return types.WorkspaceEdit(document_changes=[
+                types.TextDocumentEdit(
+                    types.OptionalVersionedTextDocumentIdentifier(
+                        uri, self.unit.buffer(uri).version),  # type: ignore[union-attr]
+                    [e.lsp() for e in sorted(items, key=lambda e: (e.start, e.end))])
+                for uri, items in by_uri.items()])
+        return types.WorkspaceEdit(changes={
+            uri: [e.lsp() for e in sorted(items, key=lambda e: (e.start, e.end))]
+            for uri, items in by_uri.items()})
+
+    def data_of(self, diagnostic: types.Diagnostic,
+                outcome: Outcome | None) -> dict[str, Any] | None:
+        """The diagnostic's data if it belongs to the current version, else None.
+
+        A client that drops ``data`` (no ``dataSupport``) gets it from the server's own
+        copy of the same diagnostic.
+        """
+        data = diagnostic.data
+        if not isinstance(data, dict) and outcome is not None:
+            for known in outcome.diagnostics.get(self.uri, []):
+                if (known.range, known.code, known.message) == (
+                        diagnostic.range, diagnostic.code, diagnostic.message):
+                    data = known.data
+                    break
+        if not isinstance(data, dict) or data.get("version") != self.unit.version:
+            return None
+        return data
+
+    def quick_fix(self, diagnostic: types.Diagnostic,
+                  data: dict[str, Any]) -> types.CodeAction | None:
+        fix = data.get("fix")
+        edits = _edits(fix, self.uri) if isinstance(fix, dict) else None
+        if not edits:
+            return None
+        edit = self.workspace_edit(edits)
+        if edit is None:
+            return None
+        return types.CodeAction(title=str(fix.get("title") or "Fix"),  # type: ignore[union-attr]
+                                kind=QUICKFIX, diagnostics=[diagnostic], is_preferred=True,
+                                edit=edit)
+
+    def ignore(self, diagnostic: types.Diagnostic,
+               data: dict[str, Any]) -> types.CodeAction | None:
+        code = diagnostic.code
+        buffer = self.unit.buffer(self.uri)
+        if not isinstance(code, str) or code not in RULES or buffer is None:
+            return None
+        lines = data.get("lines")
+        if not isinstance(lines, list):
+            return None
+        index = buffer.index
+        for line in dict.fromkeys(n for n in lines if isinstance(n, int)):
+            if 0 <= line < index.line_count and comment_fits(index, line):
+                old = index.line(line)
+                new = suppression_comment(old, code)
+                keep = _common_prefix(old, new)
+                start = index.position(line, keep, self.encoding)
+                end = index.position(line, len(old), self.encoding)
+                edit = self.workspace_edit([Edit(self.uri, (start.line, start.character),
+                                                 (end.line, end.character), new[keep:])])
+                if edit is None:
+                    return None
+                return types.CodeAction(title=f"Ignore {code} on this line", kind=QUICKFIX,
+                                        diagnostics=[diagnostic], edit=edit)
+        return None
+
+    def fix_all(self, outcome: Outcome) -> types.CodeAction | None:
+        """Every fix of the document as one edit; a fix that overlaps one already taken is
+        left for the next round (after re-analysis it is offered again)."""
+        taken: list[Edit] = []
+        fixed: list[types.Diagnostic] = []
+        for diagnostic in outcome.diagnostics.get(self.uri, []):
+            data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
+            fix = data.get("fix")
+            edits = _edits(fix, self.uri) if isinstance(fix, dict) else None
+            if not edits:
+                continue
+            new = [e for e in edits if e not in taken]
+            if any(e.overlaps(t) for e in new for t in taken):
+                continue
+            taken.extend(new)
+            fixed.append(diagnostic)
+        if not taken:
+            return None
+        edit = self.workspace_edit(taken)
+        if edit is None:
+            return None
+        return types.CodeAction(title="GradGuard: fix all autograd hazards", kind=FIX_ALL,
+                                diagnostics=fixed, edit=edit)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    length = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        length += 1
+    return length
+
+
+def comment_fits(index: LineIndex, line: int) -> bool:
+    """Whether a comment appended to 0-based ``line`` stays a comment.
+
+    Not when the line ends inside a string (a triple-quoted one spanning lines: the
+    comment would become part of the string's value) or with a backslash continuation
+    (a comment after it is a syntax error). Tokenizes the line's top-level block up to
+    the line.
+    """
+    start = 0
+    for block in split_blocks(index.text):
+        if block.start_line - 1 > line:
+            break
+        start = block.start_line - 1
+    lines = iter(index.line(n) + "\n" for n in range(start, index.line_count))
+    try:
+        for token in tokenize.generate_tokens(lambda: next(lines, "")):
+            row = token.start[0] - 1 + start
+            if row > line:
+                return False  # the line's end was inside a token or continued
+            if token.type in (tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT) and row == line:
+                return True
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    # The block does not tokenize (it is being typed): judge the line by itself.
+    text = index.line(line)
+    return not text.rstrip().endswith("\\") and text.count('"""') % 2 == 0 and \
+        text.count("'''") % 2 == 0
+
+
+def code_actions(builder: ActionBuilder, params: types.CodeActionParams,
+                 outcome: Outcome | None) -> list[types.CodeAction]:
+    """The actions for a request; ``outcome`` is the unit's latest, if it is current."""
+    only = params.context.only
+    actions: list[types.CodeAction] = []
+    seen: set[str] = set()
+    if wanted(QUICKFIX, only):
+        fixes: list[types.CodeAction] = []
+        ignores: list[types.CodeAction] = []
+        for diagnostic in params.context.diagnostics:
+            if diagnostic.source != SOURCE:
+                continue
+            data = builder.data_of(diagnostic, outcome)
+            if data is None:
+                continue
+            for action, into in ((builder.quick_fix(diagnostic, data), fixes),
+                                 (builder.ignore(diagnostic, data), ignores)):
+                if action is not None:
+                    key = f"{action.title}|{action.edit}"
+                    if key not in seen:
+                        seen.add(key)
+                        into.append(action)
+        actions += fixes + ignores
+    if wanted(FIX_ALL, only) and outcome is not None:
+        everything = builder.fix_all(outcome)
+        if everything is not None:
+            actions.append(everything)
+    return actions

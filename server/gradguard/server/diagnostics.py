@@ -1,0 +1,223 @@
+"""From analysis results to LSP diagnostics, each carrying what its code actions need.
+
+Every diagnostic has ``source: "gradguard"``, the rule code, a ``codeDescription`` link
+to the rule's page and ``relatedInformation`` at the op that saved the overwritten
+tensor. Its ``data`` holds the unit version it was computed for and, in the client's
+position encoding, its fix and the lines a suppression comment may go on: code actions
+are built from that alone, and refused when the version is no longer the document's.
+
+Blocks that do not parse get a diagnostic of their own (code ``syntax``), located with
+CPython's parser (its messages and positions are better than libcst's, and are relative
+to the block, which is shifted here to the document).
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from lsprotocol import types
+
+from gradguard.analysis.hazard import Hazard, Severity, Span
+from gradguard.analysis.incremental import IncrementalDocument
+from gradguard.analysis.rules import RULES
+from gradguard.server.documents import Outcome, Snapshot, Target
+from gradguard.server.settings import SYNTAX_CODE
+
+SOURCE = "gradguard"
+
+LSP_SEVERITY: dict[Severity, types.DiagnosticSeverity] = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "information": types.DiagnosticSeverity.Information,
+    "hint": types.DiagnosticSeverity.Hint,
+}
+
+# Result ids must not repeat across server processes: a restarted server sees the same
+# document versions again, perhaps under other settings.
+_PROCESS_TOKEN = secrets.token_hex(4)
+
+
+def result_id(snapshot: Snapshot) -> str:
+    return f"{_PROCESS_TOKEN}-{snapshot.version}-{snapshot.generation}"
+
+
+@dataclass(frozen=True)
+class SyntaxProblem:
+    line: int  # 1-based, in the program
+    column: int  # 1-based code points
+    end_column: int | None
+    message: str
+    kept_old_results: bool
+
+
+_ON_LINE = re.compile(r"\bon line (\d+)")
+
+# Where a block's syntax error is, relative to the block: line, column, end column, message.
+Located = tuple[int, int, "int | None", str]
+
+
+def syntax_problems(analysis: IncrementalDocument,
+                    cache: dict[str, Located]) -> list[SyntaxProblem]:
+    """Where each block that does not parse breaks, in program coordinates.
+
+    ``cache`` (block text -> location) spares re-parsing a broken block on every keystroke
+    elsewhere in the file.
+    """
+    problems = []
+    seen: dict[str, Located] = {}
+    for block in analysis.blocks:
+        if block.error is None:
+            continue
+        located = cache.get(block.text)
+        if located is None:
+            located = _locate(block.text, block.error)
+        seen[block.text] = located
+        line, column, end_column, message = located
+        shift = block.start_line - 1
+        message = _shift_line_mentions(message, shift)
+        problems.append(SyntaxProblem(line + shift, column, end_column, message,
+                                      block.stale))
+    # Keep only the blocks that still exist, so the cache does not grow with every edit.
+    cache.clear()
+    cache.update(seen)
+    return problems
+
+
+def _shift_line_mentions(message: str, shift: int) -> str:
+    """CPython says "on line 3" relative to the block: make it the document's line."""
+    return _ON_LINE.sub(lambda match: f"on line {int(match.group(1)) + shift}", message)
+
+
+def _locate(text: str, fallback: str) -> Located:
+    try:
+        ast.parse(text)
+    except SyntaxError as error:
+        line = error.lineno or 1
+        column = error.offset or 1
+        end = error.end_offset if error.end_lineno == line and error.end_offset and \
+            error.end_offset > column else None
+        return line, column, end, error.msg
+    except (ValueError, RecursionError, MemoryError) as error:
+        return 1, 1, None, str(error)
+    # CPython accepts what libcst does not (newer syntax): say what libcst said.
+    return 1, 1, None, fallback
+
+
+@dataclass
+class _Context:
+    snapshot: Snapshot
+    starts: list[int]
+
+    def target_of(self, program_line: int) -> Target | None:
+        """The target holding 0-based program line ``program_line``."""
+        position = bisect.bisect_right(self.starts, program_line) - 1
+        if position < 0:
+            return None
+        target = self.snapshot.targets[position]
+        if program_line >= target.first_line + target.index.line_count:
+            return None
+        return target
+
+    def range_of(self, span: Span) -> tuple[Target, types.Range] | None:
+        target = self.target_of(span.line - 1)
+        if target is None:
+            return None
+        return target, target.index.span_range(span, self.snapshot.encoding, target.first_line)
+
+
+def _pack(range_: types.Range) -> list[int]:
+    return [range_.start.line, range_.start.character, range_.end.line, range_.end.character]
+
+
+def _hazard_diagnostic(hazard: Hazard, context: _Context) -> tuple[str, types.Diagnostic] | None:
+    located = context.range_of(hazard.span)
+    if located is None:
+        return None
+    target, range_ = located
+    snapshot = context.snapshot
+    related = []
+    for item in hazard.related:
+        where = context.range_of(item.span)
+        if where is not None:
+            related.append(types.DiagnosticRelatedInformation(
+                types.Location(where[0].uri, where[1]), item.message))
+    data: dict[str, Any] = {
+        "version": snapshot.version,
+        # Where "# gradguard: ignore[...]" may go: the first line, else the last.
+        "lines": [range_.start.line, range_.end.line],
+    }
+    if hazard.fix is not None:
+        edits: list[dict[str, Any]] = []
+        for edit in hazard.fix.edits:
+            where = context.range_of(edit.span)
+            if where is None:
+                edits = []
+                break
+            edits.append({"uri": where[0].uri, "range": _pack(where[1]),
+                          "newText": edit.new_text})
+        if edits:
+            data["fix"] = {"title": hazard.fix.message, "edits": edits}
+    rule = RULES.get(hazard.code)
+    diagnostic = types.Diagnostic(
+        range=range_,
+        message=hazard.message,
+        severity=LSP_SEVERITY[snapshot.settings.severity_of(hazard.code, hazard.severity)],
+        code=hazard.code,
+        code_description=types.CodeDescription(rule.doc_url) if rule else None,
+        source=SOURCE,
+        related_information=related or None,
+        data=data,
+    )
+    return target.uri, diagnostic
+
+
+def _syntax_diagnostic(problem: SyntaxProblem,
+                       context: _Context) -> tuple[str, types.Diagnostic] | None:
+    span = Span(problem.line, problem.column, problem.line,
+                problem.end_column or problem.column)
+    located = context.range_of(span)
+    if located is None:
+        return None
+    target, range_ = located
+    if problem.end_column is None:
+        # To the end of the line, so that the mark is visible.
+        line_end = target.index.line_range(range_.start.line, context.snapshot.encoding).end
+        range_ = types.Range(range_.start, line_end)
+    what = ("GradGuard keeps the findings of the last version of this block that parsed"
+            if problem.kept_old_results else "GradGuard skips this block until it parses")
+    diagnostic = types.Diagnostic(
+        range=range_,
+        message=f"Syntax error: {problem.message} ({what})",
+        severity=LSP_SEVERITY[context.snapshot.settings.severity_of(SYNTAX_CODE, "error")],
+        code=SYNTAX_CODE,
+        source=SOURCE,
+        data={"version": context.snapshot.version},
+    )
+    return target.uri, diagnostic
+
+
+def build_outcome(snapshot: Snapshot, hazards: Iterable[Hazard],
+                  problems: Iterable[SyntaxProblem]) -> Outcome:
+    context = _Context(snapshot, [t.first_line for t in snapshot.targets])
+    per_target: dict[str, list[types.Diagnostic]] = {t.uri: [] for t in snapshot.targets}
+    made = [_hazard_diagnostic(h, context) for h in hazards]
+    made += [_syntax_diagnostic(p, context) for p in problems]
+    for item in made:
+        if item is not None:
+            per_target.setdefault(item[0], []).append(item[1])
+    for diagnostics in per_target.values():
+        diagnostics.sort(key=lambda d: (d.range.start.line, d.range.start.character,
+                                        str(d.code)))
+    ids = {uri: result_id(snapshot) for uri in per_target}
+    versions = {t.uri: t.version for t in snapshot.targets}
+    return Outcome(snapshot.version, snapshot.generation, per_target, ids, versions)
+
+
+def empty_outcome(snapshot: Snapshot) -> Outcome:
+    return build_outcome(snapshot, (), ())

@@ -1,0 +1,144 @@
+"""LSP message handlers: each turns one message into a call on the server's state.
+
+Text sync handlers are plain functions: pygls runs them on the event loop in the order
+the messages arrive, so an edit is applied before anything that follows it is read.
+Handlers that wait (for the client, or for an analysis) are coroutines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+
+from lsprotocol import types
+
+from gradguard.server.actions import FIX_ALL, KINDS, ActionBuilder, code_actions, wanted
+from gradguard.server.protocol import GradGuardServer, path_of
+
+logger = logging.getLogger(__name__)
+
+# How long fix-all waits for the analysis of a version typed a moment ago.
+FIX_ALL_WAIT_SECONDS = 5.0
+
+
+def register(server: GradGuardServer) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: GradGuardServer, params: types.InitializeParams) -> None:
+        from gradguard.server.protocol import ClientFeatures
+
+        ls.features = ClientFeatures.of(params.capabilities)
+        ls.set_folders(list(params.workspace_folders or []), params.root_uri)
+        ls.set_initialization_options(params.initialization_options)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: GradGuardServer, params: types.InitializedParams) -> None:
+        if ls.features.watch_files:
+            # pyproject.toml edited outside the editor still changes the settings.
+            watcher = types.FileSystemWatcher(glob_pattern="**/pyproject.toml")
+            try:
+                await ls.client_register_capability_async(types.RegistrationParams([
+                    types.Registration(
+                        "gradguard-pyproject", types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                        types.DidChangeWatchedFilesRegistrationOptions([watcher]))]))
+            except Exception as error:
+                logger.warning("could not watch pyproject.toml files: %s", error)
+        if ls.features.configuration:
+            await ls.pull_configuration()
+        ls.settings_changed()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: GradGuardServer, params: types.DidOpenTextDocumentParams) -> None:
+        if ls.cell_owner.get(params.text_document.uri) is None:
+            ls.open_text(params.text_document)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: GradGuardServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.change_text(params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: GradGuardServer, params: types.DidSaveTextDocumentParams) -> None:
+        path = path_of(params.text_document.uri)
+        if path is not None and os.path.basename(path) == "pyproject.toml":
+            ls.settings_changed()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: GradGuardServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.close(params.text_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_open(ls: GradGuardServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.open_notebook(params)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_change(ls: GradGuardServer,
+                        params: types.DidChangeNotebookDocumentParams) -> None:
+        ls.change_notebook(params)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_close(ls: GradGuardServer,
+                       params: types.DidCloseNotebookDocumentParams) -> None:
+        ls.close(params.notebook_document.uri)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def configuration_changed(ls: GradGuardServer,
+                                    params: types.DidChangeConfigurationParams) -> None:
+        if ls.features.configuration:
+            # The settings in the notification may be partial or absent: ask for them.
+            await ls.pull_configuration()
+        else:
+            ls.set_pushed_configuration(params.settings)
+        ls.settings_changed()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched_files_changed(ls: GradGuardServer,
+                              params: types.DidChangeWatchedFilesParams) -> None:
+        ls.resolver.forget_pyprojects()
+        ls.settings_changed()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def folders_changed(ls: GradGuardServer,
+                              params: types.DidChangeWorkspaceFoldersParams) -> None:
+        ls.set_folders(list(ls.workspace.folders.values()), None)
+        if ls.features.configuration:
+            await ls.pull_configuration()
+        ls.settings_changed()
+
+    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(
+        identifier="gradguard", inter_file_dependencies=False, workspace_diagnostics=False))
+    async def pull_diagnostics(ls: GradGuardServer,
+                               params: types.DocumentDiagnosticParams
+                               ) -> types.DocumentDiagnosticReport:
+        uri = params.text_document.uri
+        unit = ls.unit_for(uri)
+        outcome = await unit.current() if unit is not None else None
+        if outcome is None or uri not in outcome.diagnostics:
+            return types.RelatedFullDocumentDiagnosticReport(items=[])
+        result_id = outcome.result_ids[uri]
+        if params.previous_result_id == result_id:
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+        return types.RelatedFullDocumentDiagnosticReport(items=outcome.diagnostics[uri],
+                                                         result_id=result_id)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        code_action_kinds=KINDS, resolve_provider=False))
+    async def code_action(ls: GradGuardServer,
+                          params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        uri = params.text_document.uri
+        unit = ls.unit_for(uri)
+        if unit is None or unit.buffer(uri) is None:
+            return None
+        outcome = unit.latest if unit.is_current(unit.latest) else None
+        if outcome is None and wanted(FIX_ALL, params.context.only) and \
+                params.context.only is not None:
+            # Fix-all on save is asked for right after the last keystroke: wait for it.
+            try:
+                outcome = await asyncio.wait_for(unit.current(), FIX_ALL_WAIT_SECONDS)
+            except asyncio.TimeoutError:
+                return None
+        builder = ActionBuilder(unit, uri, ls.encoding, ls.features.document_changes)
+        return code_actions(builder, params, outcome) or None
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: GradGuardServer, params: None) -> None:
+        ls.scheduler.shutdown()

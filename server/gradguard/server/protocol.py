@@ -1,0 +1,242 @@
+"""The server's state between messages: open units, settings, and how results reach the client.
+
+Diagnostics reach the client one way only, chosen from its capabilities at
+``initialize``: pulled (``textDocument/diagnostic``) when it announces
+``textDocument.diagnostic``, pushed (``textDocument/publishDiagnostics`` with the
+version) otherwise. Doing both shows every finding twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from gradguard import __version__
+from gradguard.server.documents import Outcome, TextBuffer, TextUnit, Unit
+from gradguard.server.notebooks import NotebookUnit
+from gradguard.server.positions import Encoding, encoding_of
+from gradguard.server.scheduler import Scheduler
+from gradguard.server.settings import SettingsResolver, client_section, parse_layer
+
+logger = logging.getLogger(__name__)
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass
+class ClientFeatures:
+    """What the client said it can do, read once at ``initialize``."""
+
+    pull_diagnostics: bool = False
+    diagnostic_refresh: bool = False
+    configuration: bool = False
+    document_changes: bool = False
+    watch_files: bool = False
+
+    @classmethod
+    def of(cls, capabilities: types.ClientCapabilities) -> ClientFeatures:
+        text = capabilities.text_document
+        workspace = capabilities.workspace
+        return cls(
+            pull_diagnostics=text is not None and text.diagnostic is not None,
+            diagnostic_refresh=bool(workspace and workspace.diagnostics
+                                    and workspace.diagnostics.refresh_support),
+            configuration=bool(workspace and workspace.configuration),
+            document_changes=bool(workspace and workspace.workspace_edit
+                                  and workspace.workspace_edit.document_changes),
+            watch_files=bool(workspace and workspace.did_change_watched_files
+                             and workspace.did_change_watched_files.dynamic_registration),
+        )
+
+
+def path_of(uri: str) -> str | None:
+    """The file system path of a document (a notebook cell's: its notebook's), if any."""
+    if uri.startswith("vscode-notebook-cell:"):
+        uri = "file:" + uri.split(":", 1)[1].split("#", 1)[0]
+    try:
+        return to_fs_path(uri) if uri.startswith("file:") else None
+    except Exception:  # a malformed URI: no path, no pyproject
+        return None
+
+
+class GradGuardServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "gradguard", __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=types.NotebookDocumentSyncOptions(
+                notebook_selector=[types.NotebookDocumentFilterWithCells(
+                    notebook="*", cells=[types.NotebookCellLanguage("python")])],
+                save=False),
+        )
+        self.units: dict[str, Unit] = {}
+        self.cell_owner: dict[str, str] = {}
+        self.resolver = SettingsResolver()
+        self.features = ClientFeatures()
+        self.scheduler = Scheduler(self._deliver)
+        # The URIs each unit last published diagnostics for.
+        self._shown: dict[str, set[str]] = {}
+
+    @property
+    def encoding(self) -> Encoding:
+        return encoding_of(self.workspace.position_encoding)
+
+    # -- units -----------------------------------------------------------------------
+
+    def unit_for(self, uri: str) -> Unit | None:
+        """The unit a document belongs to: itself, or the notebook holding the cell."""
+        if uri in self.units:
+            return self.units[uri]
+        owner = self.cell_owner.get(uri)
+        return self.units.get(owner) if owner else None
+
+    def open_text(self, item: types.TextDocumentItem) -> None:
+        if item.language_id != "python" and not item.uri.endswith(PYTHON_SUFFIXES):
+            return
+        path = path_of(item.uri)
+        unit = TextUnit(item.uri, path, self.resolver.resolve(path),
+                        text_buffer=TextBuffer(item.uri, item.text, item.version,
+                                               item.language_id))
+        unit.analysis.incremental = unit.settings.incremental
+        self._replace(item.uri, unit)
+        self.show_problems()
+        self.scheduler.edited(unit, self.encoding)
+
+    def change_text(self, params: types.DidChangeTextDocumentParams) -> None:
+        unit = self.units.get(params.text_document.uri)
+        if not isinstance(unit, TextUnit):
+            return
+        unit.text_buffer.apply(params.content_changes, params.text_document.version,
+                               self.encoding)
+        self.scheduler.edited(unit, self.encoding)
+
+    def open_notebook(self, params: types.DidOpenNotebookDocumentParams) -> None:
+        uri = params.notebook_document.uri
+        path = path_of(uri)
+        unit = NotebookUnit(uri, path, self.resolver.resolve(path))
+        unit.analysis.incremental = unit.settings.incremental
+        unit.open(params)
+        self._replace(uri, unit)
+        for cell in unit.order:
+            self.cell_owner[cell] = uri
+        self.scheduler.edited(unit, self.encoding)
+
+    def change_notebook(self, params: types.DidChangeNotebookDocumentParams) -> None:
+        unit = self.units.get(params.notebook_document.uri)
+        if not isinstance(unit, NotebookUnit):
+            return
+        before = set(unit.order)
+        unit.change(params, self.encoding)
+        # Cells that left the notebook lose their diagnostics.
+        for gone in before - set(unit.order):
+            self.cell_owner.pop(gone, None)
+            self._clear(gone)
+        for cell in unit.order:
+            self.cell_owner[cell] = unit.key
+        self.scheduler.edited(unit, self.encoding)
+
+    def close(self, uri: str) -> None:
+        unit = self.units.pop(uri, None)
+        if unit is None:
+            return
+        self.scheduler.forget(unit)
+        self._shown.pop(uri, None)
+        uris = unit.order if isinstance(unit, NotebookUnit) else [uri]
+        for target in uris:
+            self.cell_owner.pop(target, None)
+            self._clear(target)
+
+    def _replace(self, key: str, unit: Unit) -> None:
+        old = self.units.get(key)
+        if old is not None:
+            self.scheduler.forget(old)
+        self.units[key] = unit
+
+    # -- settings --------------------------------------------------------------------
+
+    def set_folders(self, folders: list[types.WorkspaceFolder], root_uri: str | None) -> None:
+        paths = [p for f in folders if (p := path_of(f.uri))]
+        if not paths and root_uri and (root := path_of(root_uri)):
+            paths = [root]
+        self.resolver.folders = [os.path.normpath(p) for p in paths]
+
+    def set_initialization_options(self, options: object) -> None:
+        root = self.resolver.folders[0] if self.resolver.folders else None
+        self.resolver.initialization = parse_layer(client_section(options), root,
+                                                   "initializationOptions",
+                                                   self.resolver.problems)
+
+    async def pull_configuration(self) -> None:
+        """Ask the client for the ``gradguard`` settings, globally and per folder."""
+        folders = list(self.resolver.folders)
+        items = [types.ConfigurationItem(section="gradguard")]
+        items += [types.ConfigurationItem(scope_uri=_file_uri(f), section="gradguard")
+                  for f in folders]
+        try:
+            answers = await self.workspace_configuration_async(types.ConfigurationParams(items))
+        except Exception as error:  # the client failed to answer: keep what we have
+            logger.warning("workspace/configuration failed: %s", error)
+            return
+        answers = list(answers or [])
+        if not answers:
+            return
+        self.resolver.client_global = parse_layer(answers[0], folders[0] if folders else None,
+                                                  "client settings", self.resolver.problems)
+        self.resolver.client_folders = {
+            folder: parse_layer(answer, folder, f"client settings for {folder}",
+                                self.resolver.problems)
+            for folder, answer in zip(folders, answers[1:], strict=False)
+            if answer is not None
+        }
+
+    def set_pushed_configuration(self, settings: object) -> None:
+        root = self.resolver.folders[0] if self.resolver.folders else None
+        self.resolver.client_global = parse_layer(client_section(settings), root,
+                                                  "client settings", self.resolver.problems)
+
+    def settings_changed(self) -> None:
+        """Re-resolve every unit's settings; re-analyse and re-publish those that changed."""
+        changed = False
+        for unit in list(self.units.values()):
+            settings = self.resolver.resolve(unit.path)
+            if settings != unit.settings:
+                unit.settings = settings
+                unit.generation += 1
+                self.scheduler.refresh(unit, self.encoding)
+                changed = True
+        self.show_problems()
+        if changed and self.features.pull_diagnostics and self.features.diagnostic_refresh:
+            self.workspace_diagnostic_refresh(None)
+
+    def show_problems(self) -> None:
+        problems = self.resolver.take_problems()
+        if problems:
+            self.window_show_message(types.ShowMessageParams(
+                types.MessageType.Warning,
+                "GradGuard settings: " + "; ".join(dict.fromkeys(problems))))
+
+    # -- delivery --------------------------------------------------------------------
+
+    def _deliver(self, unit: Unit, outcome: Outcome) -> None:
+        if self.features.pull_diagnostics:
+            return  # the client asks; ``Unit.current`` answers it
+        for uri, diagnostics in outcome.diagnostics.items():
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                uri, diagnostics, version=outcome.versions.get(uri)))
+        # A cell that stopped being a Python code cell keeps no diagnostics.
+        for uri in self._shown.get(unit.key, set()) - set(outcome.diagnostics):
+            self._clear(uri)
+        self._shown[unit.key] = set(outcome.diagnostics)
+
+    def _clear(self, uri: str) -> None:
+        if not self.features.pull_diagnostics:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+
+
+def _file_uri(path: str) -> str:
+    return from_fs_path(path) or path

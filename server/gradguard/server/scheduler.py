@@ -1,0 +1,103 @@
+"""When analyses run: debounced, one at a time on a worker thread, dropped once stale.
+
+- Debounce: an edit to a document that had been quiet for the debounce delay is analysed
+  at once (an isolated keystroke gets its diagnostics in the time the analysis takes);
+  an edit within the delay of the previous one waits until the document has been quiet
+  for the delay, so a burst of typing costs one analysis, not one per key.
+- Off the event loop: the analysis is pure Python and takes milliseconds to seconds, so
+  it runs on one worker thread while the loop keeps reading messages (a ``didChange``
+  must be applied the moment it arrives). One thread: each ``IncrementalDocument`` is
+  used by one thread only, and a second thread would only contend for the GIL.
+- Abandonment: a newer version cancels the waiting analysis of the older one. One that
+  has not started is dropped before it runs; one that is running finishes (it cannot be
+  interrupted without leaving the incremental state half-updated, and it is short
+  because it is incremental) and its result is thrown away unpublished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from gradguard.analysis.incremental import IncrementalDocument
+from gradguard.server.diagnostics import build_outcome, empty_outcome, syntax_problems
+from gradguard.server.documents import Outcome, Snapshot, Unit
+from gradguard.server.positions import Encoding
+
+logger = logging.getLogger(__name__)
+
+
+class Scheduler:
+    def __init__(self, on_outcome: Callable[[Unit, Outcome], None]) -> None:
+        self._on_outcome = on_outcome
+        self._executor = ThreadPoolExecutor(max_workers=1,
+                                            thread_name_prefix="gradguard-analysis")
+        self.analyses_run = 0
+        self.analyses_abandoned = 0
+
+    def edited(self, unit: Unit, encoding: Encoding) -> None:
+        """The unit's text changed: analyse it now if it was quiet, else once it is."""
+        now = asyncio.get_running_loop().time()
+        delay = unit.settings.debounce_ms / 1000
+        wait = delay if now - unit.last_change < delay else 0.0
+        unit.last_change = now
+        self._start(unit, wait, encoding)
+
+    def refresh(self, unit: Unit, encoding: Encoding) -> None:
+        """The unit's settings changed (not its text): analyse it again, now."""
+        self._start(unit, 0.0, encoding)
+
+    def forget(self, unit: Unit) -> None:
+        unit.closed = True
+        if unit.task is not None:
+            unit.task.cancel()
+        unit.settle(None)
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    def _start(self, unit: Unit, wait: float, encoding: Encoding) -> None:
+        if unit.task is not None and not unit.task.done():
+            unit.task.cancel()
+            self.analyses_abandoned += 1
+        unit.task = asyncio.get_running_loop().create_task(self._run(unit, wait, encoding))
+
+    async def _run(self, unit: Unit, wait: float, encoding: Encoding) -> None:
+        if wait > 0:
+            await asyncio.sleep(wait)
+        snapshot = unit.snapshot(encoding)
+        outcome = await asyncio.get_running_loop().run_in_executor(
+            self._executor, self._analyse, unit, snapshot)
+        if outcome is None or unit.closed or not unit.is_current(outcome):
+            return  # a newer version (or settings) is already on its way
+        unit.settle(outcome)
+        try:
+            self._on_outcome(unit, outcome)
+        except Exception:  # a failed publish must not stop later ones
+            logger.exception("publishing the diagnostics of %s failed", unit.key)
+
+    def _analyse(self, unit: Unit, snapshot: Snapshot) -> Outcome | None:
+        """Runs in the analysis thread; ``None`` if the snapshot is stale before it starts."""
+        if unit.closed or (snapshot.version, snapshot.generation) != (unit.version,
+                                                                      unit.generation):
+            return None
+        settings = snapshot.settings
+        if settings.excludes(snapshot.path):
+            return empty_outcome(snapshot)
+        if unit.analysis.incremental != settings.incremental:
+            unit.analysis = IncrementalDocument(incremental=settings.incremental)
+        self.analyses_run += 1
+        try:
+            hazards = unit.analysis.update(snapshot.text, settings.selection)
+            problems = syntax_problems(unit.analysis, unit.syntax_cache) \
+                if settings.shows_syntax_errors() else []
+            return build_outcome(snapshot, hazards, problems)
+        except Exception:
+            # A bug in the analysis must cost this document's diagnostics, not the server.
+            # Its incremental state may be half-updated: start it afresh next time.
+            logger.exception("analysing %s (version %s) failed", unit.key, snapshot.version)
+            unit.analysis = IncrementalDocument(incremental=settings.incremental)
+            unit.syntax_cache.clear()
+            return empty_outcome(snapshot)

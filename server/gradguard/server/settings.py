@@ -1,0 +1,296 @@
+"""Settings: which rules run, at which severity, on which files, how soon after a keystroke.
+
+A document's settings are layered, later layers overriding the keys they set:
+
+1. the defaults below;
+2. ``[tool.gradguard]`` of the nearest ``pyproject.toml`` above the document that has
+   such a table (so a monorepo's sub-projects can differ, as with ruff);
+3. the client's ``initializationOptions``;
+4. the client's settings for the document's workspace folder: asked for with
+   ``workspace/configuration`` (section ``gradguard``, the folder as ``scopeUri``) when
+   the client can answer it, otherwise the last ``workspace/didChangeConfiguration``.
+
+Keys, in ``pyproject.toml`` and in client settings alike:
+``select`` and ``ignore`` (lists of rule codes or prefixes), ``severity`` (a table from a
+code to ``error``/``warning``/``information``/``hint``), ``exclude`` (globs, relative to
+the pyproject's folder or the workspace folder). Client settings also take
+``debounceMs`` and ``incremental`` (``false`` re-analyses the whole file on every edit,
+for comparisons). A bad value is reported and skipped, never fatal.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import PurePosixPath
+from typing import Any
+
+from gradguard.analysis import Selection
+from gradguard.analysis.hazard import Severity
+from gradguard.analysis.rules import RULES
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10 reads pyproject.toml only if tomli is installed
+    try:
+        import tomli as tomllib
+    except ImportError:
+        tomllib = None
+
+SEVERITIES: tuple[Severity, ...] = ("error", "warning", "information", "hint")
+# Diagnostics for blocks that do not parse use this code; it takes a severity too.
+SYNTAX_CODE = "syntax"
+DEFAULT_DEBOUNCE_MS = 75
+
+
+@dataclass(frozen=True)
+class Exclude:
+    """A glob and the folder it is relative to."""
+
+    root: str
+    pattern: str
+
+    def matches(self, path: str) -> bool:
+        try:
+            relative = os.path.relpath(path, self.root)
+        except ValueError:  # another drive on Windows
+            return False
+        if relative.startswith(".."):
+            return False
+        parts = PurePosixPath(relative.replace(os.sep, "/")).parts
+        pattern = self.pattern.strip("/")
+        if "/" not in pattern:
+            # A bare name or glob ("tests", "*_pb2.py") matches a file or folder anywhere.
+            return any(fnmatch.fnmatchcase(part, pattern) for part in parts)
+        regex = _glob_regex(pattern)
+        # "build/**" and "build" both exclude everything under build/.
+        return any(regex.fullmatch("/".join(parts[:end])) for end in range(1, len(parts) + 1))
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out = []
+    index = 0
+    while index < len(pattern):
+        if pattern.startswith("**/", index):
+            out.append("(?:[^/]*/)*")
+            index += 3
+        elif pattern.startswith("**", index):
+            out.append(".*")
+            index += 2
+        elif pattern[index] == "*":
+            out.append("[^/]*")
+            index += 1
+        elif pattern[index] == "?":
+            out.append("[^/]")
+            index += 1
+        else:
+            out.append(re.escape(pattern[index]))
+            index += 1
+    return re.compile("".join(out))
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: frozenset[str] | None = None
+    ignore: frozenset[str] = frozenset()
+    severity: Mapping[str, Severity] = field(default_factory=dict)
+    exclude: tuple[Exclude, ...] = ()
+    debounce_ms: int = DEFAULT_DEBOUNCE_MS
+    incremental: bool = True
+
+    @property
+    def selection(self) -> Selection:
+        return Selection(self.select, self.ignore)
+
+    def severity_of(self, code: str, default: Severity) -> Severity:
+        return self.severity.get(code, default)
+
+    def excludes(self, path: str | None) -> bool:
+        return path is not None and any(rule.matches(path) for rule in self.exclude)
+
+    def shows_syntax_errors(self) -> bool:
+        return SYNTAX_CODE not in self.ignore
+
+
+# One layer: the keys a source set, already checked. Problems are collected, not raised.
+Layer = dict[str, Any]
+
+
+def _codes(value: Any, key: str, problems: list[str]) -> frozenset[str] | None:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        problems.append(f"`{key}` must be a list of rule codes, got {value!r}")
+        return None
+    codes = {v.strip().upper() for v in value if v.strip()}
+    known = [c for c in codes if c == SYNTAX_CODE.upper()
+             or any(rule.startswith(c) for rule in RULES)]
+    for code in sorted(codes - set(known)):
+        problems.append(f"`{key}`: unknown rule code {code!r} (known: {', '.join(RULES)})")
+    return frozenset(SYNTAX_CODE if c == SYNTAX_CODE.upper() else c for c in known)
+
+
+def parse_layer(raw: Any, root: str | None, origin: str, problems: list[str]) -> Layer:
+    """Check one source of settings; ``root`` is the folder its exclude globs start at."""
+    layer: Layer = {}
+    if raw is None:
+        return layer
+    if not isinstance(raw, Mapping):
+        problems.append(f"{origin}: settings must be a table, got {raw!r}")
+        return layer
+    local: list[str] = []
+    for key, value in raw.items():
+        if key in ("select", "ignore"):
+            codes = _codes(value, key, local)
+            if codes is not None:
+                layer[key] = codes
+        elif key == "severity":
+            layer["severity"] = _severities(value, local)
+        elif key == "exclude":
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                if root is None:
+                    local.append("`exclude` needs a workspace folder to be relative to")
+                else:
+                    layer["exclude"] = tuple(Exclude(root, v) for v in value if v.strip())
+            else:
+                local.append(f"`exclude` must be a list of globs, got {value!r}")
+        elif key in ("debounceMs", "debounce_ms", "debounce-ms"):
+            if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10_000:
+                layer["debounce_ms"] = value
+            else:
+                local.append(f"`{key}` must be a number of milliseconds, got {value!r}")
+        elif key == "incremental":
+            if isinstance(value, bool):
+                layer["incremental"] = value
+            else:
+                local.append(f"`incremental` must be true or false, got {value!r}")
+        else:
+            local.append(f"unknown setting `{key}`")
+    problems.extend(f"{origin}: {message}" for message in local)
+    return layer
+
+
+def _severities(value: Any, problems: list[str]) -> dict[str, Severity]:
+    if not isinstance(value, Mapping):
+        problems.append(f"`severity` must be a table from rule code to severity, got {value!r}")
+        return {}
+    chosen: dict[str, Severity] = {}
+    for code, level in value.items():
+        code = str(code).strip()
+        code = SYNTAX_CODE if code.lower() == SYNTAX_CODE else code.upper()
+        if code != SYNTAX_CODE and code not in RULES:
+            problems.append(f"`severity`: unknown rule code {code!r}")
+        elif level == "info":
+            chosen[code] = "information"
+        elif level in SEVERITIES:
+            chosen[code] = level
+        else:
+            problems.append(f"`severity.{code}`: {level!r} is not one of "
+                            f"{', '.join(SEVERITIES)}")
+    return chosen
+
+
+def merge(base: Settings, layer: Layer) -> Settings:
+    changes = dict(layer)
+    if "severity" in changes:
+        changes["severity"] = {**base.severity, **changes["severity"]}
+    if "exclude" in changes:
+        changes["exclude"] = base.exclude + changes["exclude"]
+    return replace(base, **changes)
+
+
+def client_section(raw: Any) -> Any:
+    """The ``gradguard`` part of client settings sent whole (``{"gradguard": {...}}``)."""
+    if isinstance(raw, Mapping) and isinstance(raw.get("gradguard"), Mapping):
+        return raw["gradguard"]
+    return raw
+
+
+@dataclass
+class _CachedPyproject:
+    stamp: tuple[int, int]
+    layer: Layer | None  # None: no [tool.gradguard] table
+
+
+class SettingsResolver:
+    """Resolves the settings of each document, per workspace folder."""
+
+    def __init__(self) -> None:
+        self.initialization: Layer = {}
+        self.client_global: Layer = {}
+        self.client_folders: dict[str, Layer] = {}
+        self.folders: list[str] = []
+        self.problems: list[str] = []
+        self._pyprojects: dict[str, _CachedPyproject] = {}
+
+    def folder_of(self, path: str | None) -> str | None:
+        """The innermost workspace folder holding ``path``."""
+        if path is None:
+            return self.folders[0] if len(self.folders) == 1 else None
+        holding = [f for f in self.folders
+                   if path == f or path.startswith(f.rstrip(os.sep) + os.sep)]
+        return max(holding, key=len, default=None)
+
+    def resolve(self, path: str | None) -> Settings:
+        settings = Settings()
+        project = self._nearest_pyproject(path)
+        if project is not None:
+            settings = merge(settings, project)
+        settings = merge(settings, self.initialization)
+        folder = self.folder_of(path)
+        client = self.client_folders.get(folder, self.client_global) if folder else \
+            self.client_global
+        return merge(settings, client)
+
+    def forget_pyprojects(self) -> None:
+        self._pyprojects.clear()
+
+    def _nearest_pyproject(self, path: str | None) -> Layer | None:
+        if path is None:
+            return None
+        directory = os.path.dirname(os.path.abspath(path))
+        while True:
+            layer = self._read_pyproject(os.path.join(directory, "pyproject.toml"))
+            if layer is not None:
+                return layer
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                return None
+            directory = parent
+
+    def _read_pyproject(self, file: str) -> Layer | None:
+        try:
+            status = os.stat(file)
+        except OSError:
+            self._pyprojects.pop(file, None)
+            return None
+        stamp = (status.st_mtime_ns, status.st_size)
+        cached = self._pyprojects.get(file)
+        if cached is not None and cached.stamp == stamp:
+            return cached.layer
+        layer = self._parse_pyproject(file)
+        self._pyprojects[file] = _CachedPyproject(stamp, layer)
+        return layer
+
+    def _parse_pyproject(self, file: str) -> Layer | None:
+        if tomllib is None:
+            self.problems.append(f"{file}: reading pyproject.toml needs Python 3.11 or tomli")
+            return None
+        try:
+            with open(file, "rb") as handle:
+                data = tomllib.load(handle)
+        except (OSError, tomllib.TOMLDecodeError) as error:
+            self.problems.append(f"{file}: cannot read: {error}")
+            return None
+        table = data.get("tool", {}).get("gradguard") if isinstance(data.get("tool"), dict) \
+            else None
+        if table is None:
+            return None
+        return parse_layer(table, os.path.dirname(file), f"{file} [tool.gradguard]",
+                           self.problems)
+
+    def take_problems(self) -> list[str]:
+        problems, self.problems = self.problems, []
+        return problems

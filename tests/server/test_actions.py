@@ -1,0 +1,205 @@
+"""Code actions from diagnostic data: quick fixes, suppression, fix-all, staleness.
+
+The analysis attaches no fixes yet (issue 5), so these build hazards that carry fixes
+by hand and run them through the same path the server uses: ``build_outcome`` turns them
+into diagnostics with data, ``code_actions`` turns data into edits.
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from gradguard.analysis.hazard import Fix, Hazard, Span, TextEdit
+from gradguard.server.actions import ActionBuilder, code_actions, comment_fits
+from gradguard.server.diagnostics import build_outcome
+from gradguard.server.documents import Outcome, TextBuffer, TextUnit
+from gradguard.server.positions import LineIndex
+from gradguard.server.settings import Settings
+
+URI = "file:///model.py"
+SOURCE = """import torch.nn as nn
+act = nn.ReLU(inplace=True)
+y = x.sigmoid()
+y += 1
+z = "模型"; z2 = y.relu_()
+"""
+
+
+def _hazard(line: int, column: int, end: int, *edits: TextEdit) -> Hazard:
+    fix = Fix("Do it out of place", tuple(edits)) if edits else None
+    return Hazard("GG001", Span(line, column, line, end), "overwrites a saved tensor",
+                  "error", "high", fix=fix)
+
+
+def _edit(line: int, column: int, end: int, text: str) -> TextEdit:
+    return TextEdit(Span(line, column, line, end), text)
+
+
+INPLACE_FLAG = _hazard(2, 7, 28, _edit(2, 15, 27, ""))            # nn.ReLU(inplace=True)
+AUGMENTED = _hazard(4, 1, 7, _edit(4, 1, 7, "y = y + 1"))         # y += 1
+AFTER_CJK = _hazard(5, 16, 25, _edit(5, 16, 25, "y.relu()"))      # z2 = y.relu_()
+OVERLAPPING = _hazard(4, 1, 2, _edit(4, 1, 3, "w"))               # clashes with AUGMENTED
+
+
+def _session(hazards: list[Hazard], version: int = 3,
+             document_changes: bool = True) -> tuple[TextUnit, ActionBuilder, Outcome]:
+    unit = TextUnit(URI, None, Settings(), text_buffer=TextBuffer(URI, SOURCE, version))
+    outcome = build_outcome(unit.snapshot("utf-16"), hazards, [])
+    unit.settle(outcome)
+    return unit, ActionBuilder(unit, URI, "utf-16", document_changes), outcome
+
+
+def _request(diagnostics: list[types.Diagnostic],
+             only: list[str] | None = None) -> types.CodeActionParams:
+    return types.CodeActionParams(
+        types.TextDocumentIdentifier(URI),
+        diagnostics[0].range if diagnostics else types.Range(types.Position(0, 0),
+                                                             types.Position(0, 0)),
+        types.CodeActionContext(diagnostics, only=only))
+
+
+def _apply(text: str, edit: types.WorkspaceEdit | None) -> str:
+    assert edit is not None and edit.document_changes is not None
+    index = LineIndex(text)
+    edits = [e for change in edit.document_changes
+             if isinstance(change, types.TextDocumentEdit)
+             for e in change.edits if isinstance(e, types.TextEdit)]
+    for start, end, new in sorted(((*index.offsets(e.range, "utf-16"), e.new_text)
+                                   for e in edits), reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def test_a_diagnostic_with_a_fix_offers_it_as_the_preferred_quick_fix() -> None:
+    _, builder, outcome = _session([AUGMENTED])
+    (diagnostic,) = outcome.diagnostics[URI]
+
+    fix, ignore = code_actions(builder, _request([diagnostic]), outcome)[:2]
+
+    assert (fix.title, fix.kind, fix.is_preferred) == ("Do it out of place", "quickfix", True)
+    assert fix.diagnostics == [diagnostic]
+    assert _apply(SOURCE, fix.edit).splitlines()[3] == "y = y + 1"
+    assert ignore.title == "Ignore GG001 on this line" and not ignore.is_preferred
+
+
+def test_edits_are_versioned_document_changes() -> None:
+    _, builder, outcome = _session([AUGMENTED], version=7)
+
+    (fix, *_) = code_actions(builder, _request(outcome.diagnostics[URI]), outcome)
+
+    assert fix.edit is not None and fix.edit.document_changes is not None
+    (change,) = fix.edit.document_changes
+    assert isinstance(change, types.TextDocumentEdit)
+    assert (change.text_document.uri, change.text_document.version) == (URI, 7)
+
+
+def test_a_client_without_document_changes_gets_plain_changes() -> None:
+    _, builder, outcome = _session([AUGMENTED], document_changes=False)
+
+    (fix, *_) = code_actions(builder, _request(outcome.diagnostics[URI]), outcome)
+
+    assert fix.edit is not None and fix.edit.document_changes is None
+    assert list(fix.edit.changes or {}) == [URI]
+
+
+def test_fix_columns_after_cjk_text_are_in_client_units() -> None:
+    _, builder, outcome = _session([AFTER_CJK])
+
+    (fix, *_) = code_actions(builder, _request(outcome.diagnostics[URI]), outcome)
+
+    assert _apply(SOURCE, fix.edit).splitlines()[4] == 'z = "模型"; z2 = y.relu()'
+
+
+def test_fix_all_applies_every_fix_of_the_document_in_one_edit() -> None:
+    _, builder, outcome = _session([INPLACE_FLAG, AUGMENTED, AFTER_CJK])
+
+    (fix_all,) = code_actions(builder, _request([], only=["source.fixAll"]), outcome)
+
+    assert fix_all.kind == "source.fixAll.gradguard"
+    assert len(fix_all.diagnostics or []) == 3
+    assert _apply(SOURCE, fix_all.edit).splitlines()[1:] == [
+        "act = nn.ReLU()", "y = x.sigmoid()", "y = y + 1", 'z = "模型"; z2 = y.relu()']
+
+
+def test_fix_all_leaves_a_fix_that_overlaps_an_earlier_one_for_the_next_round() -> None:
+    _, builder, outcome = _session([AUGMENTED, OVERLAPPING])
+
+    (fix_all,) = code_actions(builder, _request([], only=["source"]), outcome)
+
+    assert len(fix_all.diagnostics or []) == 1
+    assert _apply(SOURCE, fix_all.edit).splitlines()[3] == "y = y + 1"
+
+
+def test_fix_all_is_not_offered_when_no_diagnostic_has_a_fix() -> None:
+    _, builder, outcome = _session([_hazard(4, 1, 7)])
+
+    assert code_actions(builder, _request([], only=["source.fixAll"]), outcome) == []
+
+
+def test_only_quickfix_leaves_out_fix_all_and_only_fix_all_leaves_out_quick_fixes() -> None:
+    _, builder, outcome = _session([AUGMENTED])
+    diagnostics = outcome.diagnostics[URI]
+
+    quick = code_actions(builder, _request(diagnostics, only=["quickfix"]), outcome)
+    source = code_actions(builder, _request(diagnostics, only=["source.fixAll"]), outcome)
+
+    assert {a.kind for a in quick} == {"quickfix"}
+    assert {a.kind for a in source} == {"source.fixAll.gradguard"}
+
+
+def test_diagnostics_of_an_older_version_get_no_actions() -> None:
+    unit, builder, outcome = _session([AUGMENTED], version=3)
+    old = outcome.diagnostics[URI]
+    unit.text_buffer.version = 4  # the user typed; the analysis of version 4 is pending
+
+    assert code_actions(builder, _request(old), None) == []
+
+
+def test_a_client_that_drops_data_gets_it_from_the_servers_copy() -> None:
+    _, builder, outcome = _session([AUGMENTED])
+    (diagnostic,) = outcome.diagnostics[URI]
+    without_data = types.Diagnostic(diagnostic.range, diagnostic.message,
+                                    code=diagnostic.code, source=diagnostic.source)
+
+    actions = code_actions(builder, _request([without_data]), outcome)
+
+    assert [a.title for a in actions] == ["Do it out of place", "Ignore GG001 on this line",
+                                          "GradGuard: fix all autograd hazards"]
+
+
+def test_diagnostics_of_other_tools_are_left_alone() -> None:
+    _, builder, outcome = _session([AUGMENTED])
+    (diagnostic,) = outcome.diagnostics[URI]
+    foreign = types.Diagnostic(diagnostic.range, "x", code="E501", source="ruff",
+                               data=diagnostic.data)
+
+    assert code_actions(builder, _request([foreign], only=["quickfix"]), outcome) == []
+
+
+def test_the_ignore_comment_goes_after_the_code_and_keeps_an_existing_comment() -> None:
+    text = "y += 1  # scale\n"
+    unit = TextUnit(URI, None, Settings(), text_buffer=TextBuffer(URI, text, 1))
+    outcome = build_outcome(unit.snapshot("utf-16"), [_hazard(1, 1, 7)], [])
+    unit.settle(outcome)
+    builder = ActionBuilder(unit, URI, "utf-16", True)
+
+    (ignore,) = code_actions(builder, _request(outcome.diagnostics[URI]), outcome)
+
+    assert _apply(text, ignore.edit) == "y += 1  # scale  # gradguard: ignore[GG001]\n"
+
+
+def test_a_comment_never_goes_inside_a_string_or_after_a_backslash() -> None:
+    text = ('x = f("""a\n'
+            'b""") + g(\n'
+            '    1)\n'
+            'y = 1 + \\\n'
+            '    2\n')
+    index = LineIndex(text)
+
+    assert [comment_fits(index, line) for line in range(5)] == [
+        False,  # inside the triple-quoted string
+        True,   # inside brackets: a comment is fine
+        True,
+        False,  # backslash continuation
+        True,
+    ]

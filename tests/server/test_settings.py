@@ -1,0 +1,106 @@
+"""Settings: nearest pyproject.toml, then initializationOptions, then the client's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gradguard.server.settings import (
+    DEFAULT_DEBOUNCE_MS,
+    Exclude,
+    SettingsResolver,
+    parse_layer,
+)
+
+
+def _project(folder: Path, table: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pyproject.toml").write_text(f"[tool.gradguard]\n{table}\n", "utf-8")
+    return folder
+
+
+def test_defaults_report_every_rule_at_its_own_severity(tmp_path: Path) -> None:
+    settings = SettingsResolver().resolve(str(tmp_path / "model.py"))
+
+    assert settings.select is None and settings.ignore == frozenset()
+    assert settings.severity_of("GG001", "warning") == "warning"
+    assert settings.debounce_ms == DEFAULT_DEBOUNCE_MS
+    assert settings.incremental
+
+
+def test_the_nearest_pyproject_with_a_gradguard_table_wins(tmp_path: Path) -> None:
+    _project(tmp_path, 'ignore = ["GG002"]')
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    _project(tmp_path / "sub", 'select = ["GG001"]')
+    resolver = SettingsResolver()
+
+    assert resolver.resolve(str(tmp_path / "pkg" / "a.py")).ignore == {"GG002"}
+    assert resolver.resolve(str(tmp_path / "sub" / "a.py")).select == {"GG001"}
+
+
+def test_editor_settings_override_pyproject_per_workspace_folder(tmp_path: Path) -> None:
+    _project(tmp_path / "one", '[tool.gradguard.severity]\nGG001 = "hint"\nGG002 = "hint"')
+    _project(tmp_path / "two", "")
+    resolver = SettingsResolver()
+    resolver.folders = [str(tmp_path / "one"), str(tmp_path / "two")]
+    problems: list[str] = []
+    resolver.initialization = parse_layer({"severity": {"GG001": "warning"}}, None, "init",
+                                          problems)
+    resolver.client_folders = {
+        str(tmp_path / "two"): parse_layer({"ignore": ["GG003"]}, None, "two", problems)}
+
+    one = resolver.resolve(str(tmp_path / "one" / "m.py"))
+    two = resolver.resolve(str(tmp_path / "two" / "m.py"))
+
+    assert problems == []
+    assert one.severity == {"GG001": "warning", "GG002": "hint"}
+    assert one.ignore == frozenset()
+    assert two.ignore == {"GG003"}
+
+
+def test_an_edited_pyproject_is_read_again(tmp_path: Path) -> None:
+    _project(tmp_path, 'ignore = ["GG001"]')
+    resolver = SettingsResolver()
+    assert resolver.resolve(str(tmp_path / "m.py")).ignore == {"GG001"}
+
+    (tmp_path / "pyproject.toml").write_text('[tool.gradguard]\nignore = ["GG002", "GG003"]\n')
+
+    assert resolver.resolve(str(tmp_path / "m.py")).ignore == {"GG002", "GG003"}
+
+
+@pytest.mark.parametrize(("pattern", "path", "excluded"), [
+    ("tests", "tests/test_model.py", True),
+    ("*_pb2.py", "proto/model_pb2.py", True),
+    ("build/**", "build/lib/model.py", True),
+    ("third_party/**/*.py", "third_party/a/b/model.py", True),
+    ("third_party/*.py", "third_party/a/model.py", False),
+    ("tests", "src/model.py", False),
+])
+def test_exclude_globs_are_relative_to_their_folder(
+        tmp_path: Path, pattern: str, path: str, excluded: bool) -> None:
+    assert Exclude(str(tmp_path), pattern).matches(str(tmp_path / path)) is excluded
+
+
+def test_an_exclude_glob_never_matches_outside_its_folder(tmp_path: Path) -> None:
+    assert not Exclude(str(tmp_path / "a"), "**").matches(str(tmp_path / "b" / "m.py"))
+
+
+def test_bad_values_are_reported_and_skipped_not_fatal() -> None:
+    problems: list[str] = []
+    layer = parse_layer({"select": "GG001", "ignore": ["GG001", "XX9"],
+                         "severity": {"GG001": "loud"}, "debounceMs": -1, "colour": 1},
+                        None, "client settings", problems)
+
+    assert layer == {"ignore": {"GG001"}, "severity": {}}
+    assert len(problems) == 5
+    assert all(p.startswith("client settings: ") for p in problems)
+
+
+def test_a_pyproject_that_is_not_toml_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.gradguard\n")
+    resolver = SettingsResolver()
+
+    assert resolver.resolve(str(tmp_path / "m.py")).ignore == frozenset()
+    assert "cannot read" in " ".join(resolver.take_problems())
