@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -44,6 +45,19 @@ class SourceError(Exception):
         self.column = column
 
 
+def syntax_error(source: str, error: cst.ParserSyntaxError) -> SourceError:
+    """The error a user reads: CPython's wording where it has one (it names the cause)."""
+    try:
+        compile(source, "<source>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as python_error:
+        if python_error.lineno:
+            return SourceError(f"syntax error: {python_error.msg}", python_error.lineno,
+                               python_error.offset or 1)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return SourceError(f"syntax error: {error.message}", error.raw_line, error.raw_column + 1)
+
+
 @dataclass(frozen=True)
 class Selection:
     """Which findings a run reports: rule codes (prefixes), and whether uncertain ones.
@@ -70,8 +84,9 @@ def parse(source: str) -> cst.Module:
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as error:
-        raise SourceError(f"syntax error: {error.message}", error.raw_line,
-                          error.raw_column) from None
+        raise syntax_error(source, error) from None
+    except RecursionError:
+        raise SourceError("too deeply nested to parse") from None
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ import libcst as cst
 from gradguard.analysis.findings import Finding
 from gradguard.analysis.hazard import Confidence
 from gradguard.analysis.values import (
+    NnModule,
     PendingWrite,
     Save,
     Storage,
-    NnModule,
     Value,
     ViewKind,
     any_grad,

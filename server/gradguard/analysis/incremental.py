@@ -21,7 +21,9 @@ from gradguard.analysis.analyze import (
     Root,
     RootResult,
     Selection,
+    SourceError,
     merge,
+    parse,
     roots,
     run_root,
     to_hazards,
@@ -36,7 +38,8 @@ class Block:
     text: str
     start_line: int
     tree: cst.Module | None
-    error: str | None = None
+    # Why the block's current text does not parse (its line is relative to the block).
+    error: SourceError | None = None
     # Whether ``tree`` was parsed from an earlier text of this block (a syntax error now).
     stale: bool = False
     line_count: int = 0
@@ -51,13 +54,11 @@ class Block:
         return self._ranges
 
 
-def _parse(text: str) -> tuple[cst.Module | None, str | None]:
+def _parse(text: str) -> tuple[cst.Module | None, SourceError | None]:
     try:
-        return cst.parse_module(text), None
-    except cst.ParserSyntaxError as error:
-        return None, f"syntax error: {error.message} (line {error.raw_line})"
-    except RecursionError:
-        return None, "too deeply nested to parse"
+        return parse(text), None
+    except SourceError as error:
+        return None, error
 
 
 class _DocumentRanges(Mapping[cst.CSTNode, CodeRange]):
@@ -150,9 +151,10 @@ class IncrementalDocument:
         return to_hazards(findings, _DocumentRanges(relevant, len(lines)), lines, selection)
 
     @property
-    def errors(self) -> list[tuple[int, str]]:
-        """(line, message) of every block that does not parse as it stands."""
-        return [(b.start_line, b.error) for b in self.blocks if b.error is not None]
+    def errors(self) -> list[tuple[int, int, str]]:
+        """(line, column, message) of every block that does not parse as it stands."""
+        return [(b.start_line + max(b.error.line, 1) - 1, b.error.column, str(b.error))
+                for b in self.blocks if b.error is not None]
 
     def _relevant_blocks(self, program: Program, all_roots: list[Root],
                          results: list[RootResult]) -> list[Block]:

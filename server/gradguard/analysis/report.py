@@ -78,7 +78,8 @@ def to_hazard(finding: Finding, ranges: Mapping[cst.CSTNode, CodeRange]) -> Haza
         message = (f"{code(finding.op)} writes in place into a leaf tensor that requires grad; "
                    "autograd forbids this outside torch.no_grad()")
     else:
-        message = f"{code(finding.op)} writes in place into {VIEW_WORDS.get(finding.detail, 'a view')}"
+        view = VIEW_WORDS.get(finding.detail, "a view")
+        message = f"{code(finding.op)} writes in place into {view}"
     if finding.confidence == "medium":
         message += " (if these tensors require grad)"
     if finding.layer is not None and finding.layer.node is not finding.node:

@@ -27,8 +27,8 @@ def check_file(job: tuple[str, Selection]) -> FileResult:
     try:
         return FileResult(path, analyze_source(source.text, selection))
     except SourceError as error:
-        where = f":{error.line}:{error.column}" if error.line else ""
-        return FileResult(path, error=f"{where.lstrip(':') and where} {error}".strip())
+        where = f"{error.line}:{error.column}: " if error.line else ""
+        return FileResult(path, error=f"{where}{error}")
     except RecursionError:
         return FileResult(path, error="too deeply nested to analyse")
 
@@ -51,7 +51,7 @@ def run_check(paths: list[str], output_format: str, selection: Selection,
     found: list[tuple[str, Hazard]] = []
     for result in results:
         if result.error is not None:
-            print(f"gradguard: {result.path}:{result.error}", file=sys.stderr)
+            print(f"gradguard: {result.path}: {result.error}", file=sys.stderr)
         found.extend((result.path, hazard) for hazard in result.hazards)
     text = FORMATTERS[output_format](found)
     if text:

@@ -1,0 +1,120 @@
+"""How findings are reported: confidence, suppression comments, chains, bad input."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from gradguard.analysis import Selection, SourceError, analyze_source
+
+UNCERTAIN = textwrap.dedent("""
+    import torch
+
+    def postprocess(scores):
+        probs = torch.sigmoid(scores)
+        probs.clamp_(0.05, 0.95)
+        return probs
+""")
+
+
+def test_a_hazard_that_needs_an_unknown_argument_to_require_grad_is_opt_in() -> None:
+    assert analyze_source(UNCERTAIN) == []
+    [hazard] = analyze_source(UNCERTAIN, Selection(uncertain=True))
+    assert (hazard.code, hazard.span.line, hazard.severity) == ("GG001", 6, "warning")
+    assert hazard.confidence == "medium"
+    assert hazard.message.endswith("(if these tensors require grad)")
+
+
+def test_a_modules_forward_input_is_taken_to_require_grad() -> None:
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class Gate(nn.Module):
+            def forward(self, x):
+                g = torch.sigmoid(x)
+                g.mul_(2)
+                return g
+    """)
+    [hazard] = analyze_source(source)
+    assert (hazard.span.line, hazard.severity) == (8, "error")
+
+
+SIGMOID_THEN_RELU_ = textwrap.dedent("""
+    import torch
+    x = torch.randn(3, requires_grad=True)
+    y = torch.sigmoid(x)
+    y.relu_(){comment}
+    y.sum().backward()
+""")
+
+
+@pytest.mark.parametrize("comment", [
+    "  # gradguard: ignore[GG001]",
+    "  # gradguard: ignore",
+    "  # noqa: GG001",
+    "  # noqa",
+    "  # gradguard: ignore[GG002, GG001]",
+])
+def test_suppression_comments_silence_the_line(comment: str) -> None:
+    assert analyze_source(SIGMOID_THEN_RELU_.format(comment=comment)) == []
+
+
+@pytest.mark.parametrize("comment", ["  # gradguard: ignore[GG002]", "  # noqa: E501"])
+def test_suppressing_another_code_keeps_the_finding(comment: str) -> None:
+    [hazard] = analyze_source(SIGMOID_THEN_RELU_.format(comment=comment))
+    assert hazard.code == "GG001"
+
+
+def test_select_and_ignore_choose_rules_by_prefix() -> None:
+    source = SIGMOID_THEN_RELU_.format(comment="")
+    assert analyze_source(source, Selection(ignore=frozenset({"GG001"}))) == []
+    assert analyze_source(source, Selection(select=frozenset({"GG002"}))) == []
+    assert len(analyze_source(source, Selection(select=frozenset({"GG"})))) == 1
+
+
+def test_a_chain_of_inplace_calls_on_one_tensor_is_reported_once() -> None:
+    source = textwrap.dedent("""
+        import torch
+        x = torch.randn(3, requires_grad=True)
+        y = torch.exp(x)
+        y.add_(1).mul_(2).clamp_(0, 1)
+        y.sum().backward()
+    """)
+    [hazard] = analyze_source(source)
+    assert hazard.message.startswith("`y.add_()` overwrites the output of `torch.exp`")
+
+
+def test_dropout_with_p_zero_writes_nothing() -> None:
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+        drop = nn.Dropout(0.0, inplace=True)
+        x = torch.randn(3, requires_grad=True)
+        p = torch.softmax(x, dim=0)
+        q = drop(p)
+        q.sum().backward()
+    """)
+    assert analyze_source(source) == []
+    assert len(analyze_source(source.replace("0.0", "0.1"))) == 1
+
+
+def test_a_syntax_error_is_a_clear_error_with_its_line() -> None:
+    with pytest.raises(SourceError) as caught:
+        analyze_source("import torch\ndef f(x):\n    y = torch.sigmoid(x\n    y.relu_()\n")
+    assert "syntax error" in str(caught.value)
+    assert caught.value.line >= 3
+
+
+def test_text_without_any_inplace_candidate_is_not_even_parsed() -> None:
+    # Not valid Python, but nothing in it could be a hazard: no parse, no error.
+    assert analyze_source("def f(:\n    return torch.sigmoid(x)\n") == []
+
+
+def test_deep_nesting_does_not_crash() -> None:
+    nested = "x = " + "(" * 300 + "1" + ")" * 300 + "\nx += 1\n"
+    try:
+        analyze_source(nested)
+    except SourceError:
+        pass
