@@ -84,8 +84,9 @@ class Session:
 
     def change(self, uri: str, *changes: types.TextDocumentContentChangeEvent) -> int:
         self.versions[uri] += 1
+        document = types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri])
         self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]), list(changes)))
+            document, list(changes)))
         return self.versions[uri]
 
     def replace_all(self, uri: str, text: str) -> int:

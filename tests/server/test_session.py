@@ -361,12 +361,13 @@ async def test_notebook_cells_are_analysed_as_one_program_in_order(
         ("!nvidia-smi\nz = y * 2\ny.relu_()", types.NotebookCellKind.Code),
     ]
     cell_uris = [f"vscode-notebook-cell:{notebook[5:]}#cell{i}" for i in range(len(cells))]
+    opened = list(zip(cells, cell_uris, strict=True))
     client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
         types.NotebookDocument(notebook, "jupyter-notebook", 1, [
-            types.NotebookCell(kind, uri) for (_, kind), uri in zip(cells, cell_uris)]),
+            types.NotebookCell(kind, uri) for (_, kind), uri in opened]),
         [types.TextDocumentItem(uri, "python" if kind == types.NotebookCellKind.Code
                                 else "markdown", 1, text)
-         for (text, kind), uri in zip(cells, cell_uris)]))
+         for (text, kind), uri in opened]))
 
     (hazard,) = (await session.pushed_for(cell_uris[2], 1)).diagnostics
     assert (hazard.range.start.line, hazard.code) == (2, "GG001")

@@ -170,7 +170,7 @@ def to_hazards(
             continue
         if finding.confidence == "medium" and not chosen.uncertain:
             continue
-        hazard = to_hazard(finding, ranges)
+        hazard = to_hazard(finding, ranges, lines)
         if is_suppressed(hazard.code, lines, [hazard.span.line, hazard.span.end_line]):
             continue
         # ``x.add_(a).sub_(b)``: every call of the chain writes the same tensor; the

@@ -23,6 +23,7 @@ from gradguard.analysis.values import (
     is_tensorish,
 )
 from gradguard.facts.table import Effect
+from gradguard.fixes.plans import MoveAfter, Place, Plan
 
 
 def _better(new: Finding, old: Finding) -> bool:
@@ -48,6 +49,8 @@ class Autograd:
     findings: dict[tuple[object, ...], Finding] = field(default_factory=dict)
     storages: list[Storage] = field(default_factory=list)
     via: tuple[cst.CSTNode, ...] = ()
+    # The rewrite that would remove a hazard found at the current write, if one is safe.
+    plan: Plan | None = None
 
     def new_storage(self, leaf: bool = False, param: bool = False) -> Storage:
         storage = Storage(leaf=leaf, param=param)
@@ -141,6 +144,7 @@ class Autograd:
         op: str,
         layer: NnModule | None = None,
         confidence: Confidence = "high",
+        place: Place | None = None,
     ) -> None:
         """An in-place write to ``target``: report what it breaks."""
         if not is_tensorish(target):
@@ -155,7 +159,7 @@ class Autograd:
                 level = confidence
                 for save in live:
                     level = _lower(level, save.confidence)
-                storage.pending.append(PendingWrite(node, op, live, level))
+                storage.pending.append(PendingWrite(node, op, live, level, place))
             elif live:
                 for save in live:
                     self.report(
@@ -167,6 +171,7 @@ class Autograd:
                             (save,),
                             via=self.via,
                             layer=layer,
+                            plan=self.plan,
                         )
                     )
 
@@ -193,18 +198,30 @@ class Autograd:
             code, detail = "GG003", target.view
         else:
             return False
+        # A leaf, or a view of one, is to be written under no_grad or not at all: which
+        # one the code meant is not for a fix to guess. Other views can be rebuilt.
+        plan = self.plan if detail in ("multi", "nograd") else None
         self.report(Finding(code, node, op, level, detail=detail, via=self.via,
-                            layer=layer))
+                            layer=layer if code == "GG003" else None, plan=plan))
         return True
 
-    def backward(self, node: cst.CSTNode, retain: bool) -> None:
+    def backward(self, node: cst.CSTNode, retain: bool, place: Place | None = None) -> None:
         """A backward pass: report parameter writes it trips over, then free the graph."""
+        # One finding a write: optimizer.step() updates many parameters at once.
+        by_write: dict[int, list[PendingWrite]] = {}
         for storage in self.storages:
             for pending in storage.pending:
-                self.report(
-                    Finding("GG004", pending.node, pending.op, pending.confidence,
-                            tuple(pending.saves), via=self.via)
-                )
+                by_write.setdefault(id(pending.node), []).append(pending)
             storage.pending.clear()
-            if not retain:
+        for writes in by_write.values():
+            first = writes[0]
+            saves = tuple(save for pending in writes for save in pending.saves)
+            plan = None
+            if first.place is not None and place is not None and \
+                    first.place.block is place.block and first.place.index < place.index:
+                plan = MoveAfter(first.place, place)
+            self.report(Finding("GG004", first.node, first.op, first.confidence,
+                                saves[:1], via=self.via, plan=plan))
+        if not retain:
+            for storage in self.storages:
                 storage.saves.clear()

@@ -32,6 +32,18 @@ from gradguard.analysis.values import (
     unknown,
 )
 from gradguard.facts.table import Facts, InplaceFlag
+from gradguard.fixes.plans import (
+    AugmentedToBinary,
+    CloneFirst,
+    DropOut,
+    OutOfPlace,
+    Place,
+    Plan,
+    is_dotted,
+    receiver_root,
+    renamed_method,
+    without_argument,
+)
 
 # Any module renders any node; one empty module serves every label.
 _CODEGEN = cst.Module(body=[])
@@ -100,6 +112,9 @@ class Evaluator:
     used: set[str] = field(default_factory=set)
     # How many enclosing loops are in their second pass.
     repeating: int = 0
+    # The statement being interpreted and the statement list holding it (for fixes).
+    place: Place | None = None
+    block: Sequence[cst.CSTNode] = ()
 
     # -- entry points -----------------------------------------------------------------
 
@@ -145,14 +160,21 @@ class Evaluator:
             raise OutOfBudget
 
     def exec_block(self, statements: Sequence[cst.CSTNode], frame: Frame) -> None:
-        for statement in statements:
-            self.exec_statement(statement, frame)
+        outer = self.block
+        self.block = statements
+        try:
+            for statement in statements:
+                self.exec_statement(statement, frame)
+        finally:
+            self.block = outer
 
     def exec_statement(self, statement: cst.CSTNode, frame: Frame) -> None:
         self.tick()
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
+                self.place = Place(small, statement, self.block)
                 self.exec_small(small, frame)
+            self.place = None
         elif isinstance(statement, cst.If):
             self.exec_if(statement, frame)
         elif isinstance(statement, cst.For):
@@ -201,7 +223,14 @@ class Evaluator:
         effect = effect or self.facts.operators.get(symbol)
         if target.kind == "tensor" and effect is not None:
             label = f"{self.text(small.target)} {symbol}"
-            self.autograd.apply(effect, small, label, [target, right])
+            plan: Plan | None = None
+            if is_dotted(small.target):
+                if self.rebinding_keeps_meaning(target):
+                    plan = AugmentedToBinary(small, symbol.removesuffix("="))
+            else:
+                plan = self.clone_first(small.target, frame)
+            with self.fixing(plan):
+                self.autograd.apply(effect, small, label, [target, right])
             return
         if target.kind == "list" and right.kind == "list" and target.items is not None:
             target.items.extend(right.items or [])
@@ -381,7 +410,8 @@ class Evaluator:
         effect = self.facts.operators.get(key) or self.facts.operators.get("setitem")
         if effect is None:
             return
-        self.autograd.apply(effect, target, f"{self.text(target)} = ...", [owner, value])
+        with self.fixing(self.clone_first(target.value, frame)):
+            self.autograd.apply(effect, target, f"{self.text(target)} = ...", [owner, value])
 
     # -- expressions ------------------------------------------------------------------
 
@@ -713,7 +743,7 @@ class Evaluator:
                 updates.extend(self.modules_in(value))
             return Value("optimizer", desc=label, updates=updates)
         if name in ("torch.autograd.backward", "torch.autograd.grad"):
-            self.autograd.backward(call, retain=self.retains(kwargs, name))
+            self.autograd.backward(call, retain=self.retains(kwargs, name), place=self.place)
             return unknown(label)
         if name.startswith("torch.nn.init.") and name.endswith("_") and args:
             grad = self.autograd.grad_enabled
@@ -737,16 +767,20 @@ class Evaluator:
             )
             tensors = self.tensor_operands(args)
             out = kwargs.get("out")
-            result = self.autograd.apply(effect, call, label, tensors)
+            plan = self.function_plan(call, name) if effect.writes else None
+            with self.fixing(plan):
+                result = self.autograd.apply(effect, call, label, tensors)
             if out is not None and is_tensorish(out):
-                self.autograd.write(out, call, f"{label}(out=...)")
+                with self.fixing(self.out_plan(call)):
+                    self.autograd.write(out, call, f"{label}(out=...)")
                 return out
             return result
         tensors = self.tensor_operands(args)
         if name.startswith("torch.") and tensors:
             out = kwargs.get("out")
             if out is not None:
-                self.autograd.write(out, call, f"{label}(out=...)")
+                with self.fixing(self.out_plan(call)):
+                    self.autograd.write(out, call, f"{label}(out=...)")
             # A torch function the tables do not know: its output's grad follows its inputs,
             # and what it saves is not guessed.
             graph = any_grad(tensors) if self.autograd.grad_enabled else False
@@ -854,7 +888,7 @@ class Evaluator:
             return unknown(self.text(call.func))
         label = f"{self.text(call.func)}()"
         if name == "backward":
-            self.autograd.backward(call, retain=self.retains(kwargs))
+            self.autograd.backward(call, retain=self.retains(kwargs), place=self.place)
             return constant(None)
         if name == "requires_grad_":
             flag = args[0] if args else kwargs.get("requires_grad")
@@ -871,7 +905,70 @@ class Evaluator:
         effect = effect.with_inplace(self.flag(effect.inplace_flag, call, [owner, *args],
                                                kwargs) is True)
         operands = [owner] + [a for a in args if is_tensorish(a)]
-        return self.autograd.apply(effect, call, label, operands)
+        plan = self.method_plan(call, name, owner, frame) if effect.writes else None
+        with self.fixing(plan):
+            return self.autograd.apply(effect, call, label, operands)
+
+    @contextmanager
+    def fixing(self, plan: Plan | None) -> Iterator[None]:
+        """Findings made inside carry this fix plan."""
+        outer = self.autograd.plan
+        self.autograd.plan = plan
+        try:
+            yield
+        finally:
+            self.autograd.plan = outer
+
+    def clone_first(self, target: cst.BaseExpression, frame: Frame) -> Plan | None:
+        """Write into a copy: possible when the written view starts from a tensor name."""
+        root = receiver_root(target)
+        if root is None or self.place is None or self.eval(root, frame).kind != "tensor":
+            return None
+        return CloneFirst(root, self.place)
+
+    @staticmethod
+    def rebinding_keeps_meaning(target: Value) -> bool:
+        """Whether ``x = <out of place>`` computes what writing into ``x`` did.
+
+        Not for a view: the write reached its base, which the rebinding no longer
+        changes. Pieces of split/chunk/unbind are written separately anyway.
+        """
+        return target.view in (None, "multi")
+
+    def method_plan(self, call: cst.Call, name: str, owner: Value,
+                    frame: Frame) -> Plan | None:
+        assert isinstance(call.func, cst.Attribute)
+        receiver = call.func.value
+        out_of_place = name.removesuffix("_")
+        effect = self.facts.methods.get(out_of_place)
+        if self.place is None or effect is None or effect.writes or out_of_place == name:
+            return None
+        if is_dotted(receiver):
+            if not self.rebinding_keeps_meaning(owner):
+                return None
+            return OutOfPlace(call, renamed_method(call, out_of_place), receiver, self.place)
+        return self.clone_first(receiver, frame)
+
+    def function_plan(self, call: cst.Call, name: str) -> Plan | None:
+        if self.place is None or not call.args or not is_dotted(call.args[0].value):
+            return None
+        known = self.facts.functions.get(name)
+        flag = known.inplace_flag if known is not None else None
+        if flag is not None:
+            replacement = without_argument(call, flag.name, flag.position)
+        elif name.endswith("_") and name[:-1] in self.facts.functions and \
+                isinstance(call.func, cst.Attribute):
+            replacement = renamed_method(call, call.func.attr.value.removesuffix("_"))
+        else:
+            return None
+        return OutOfPlace(call, replacement, call.args[0].value, self.place)
+
+    def out_plan(self, call: cst.Call) -> Plan | None:
+        target = next((a.value for a in call.args
+                       if a.keyword is not None and a.keyword.value == "out"), None)
+        if target is None or self.place is None or not is_dotted(target):
+            return None
+        return DropOut(call, target, self.place)
 
     def optimizer_step(self, optimizer: Value, call: cst.Call) -> None:
         grad = self.autograd.grad_enabled
@@ -881,7 +978,7 @@ class Evaluator:
             for module in optimizer.updates or []:
                 for storage in self.parameter_storages(module):
                     self.autograd.write(Value("tensor", (storage,), True), call,
-                                        f"{self.text(call.func)}()")
+                                        f"{self.text(call.func)}()", place=self.place)
         finally:
             self.autograd.grad_enabled = grad
 

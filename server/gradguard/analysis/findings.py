@@ -8,6 +8,7 @@ import libcst as cst
 
 from gradguard.analysis.hazard import Confidence
 from gradguard.analysis.values import NnModule, Save
+from gradguard.fixes.plans import Plan
 
 
 @dataclass(eq=False)
@@ -22,6 +23,7 @@ class Finding:
     via: tuple[cst.CSTNode, ...] = ()
     # The in-place layer (``nn.ReLU(inplace=True)``...) that made the write, if one did.
     layer: NnModule | None = None
+    plan: Plan | None = None
 
     def key(self) -> tuple[object, ...]:
         return (self.code, id(self.node), tuple(id(s.node) for s in self.saves))

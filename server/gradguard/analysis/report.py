@@ -8,8 +8,9 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from gradguard.analysis.findings import Finding
-from gradguard.analysis.hazard import Hazard, Related, Severity, Span
+from gradguard.analysis.hazard import Fix, Hazard, Related, Severity, Span
 from gradguard.analysis.values import Save
+from gradguard.fixes.render import layer_fix, plan_fix, spans_from
 
 ROLE_WORDS = {
     "output": "the output of",
@@ -54,7 +55,8 @@ def _severity(finding: Finding) -> Severity:
     return "error" if finding.confidence == "high" else "warning"
 
 
-def to_hazard(finding: Finding, ranges: Mapping[cst.CSTNode, CodeRange]) -> Hazard:
+def to_hazard(finding: Finding, ranges: Mapping[cst.CSTNode, CodeRange],
+              lines: list[str]) -> Hazard:
     span = span_of(ranges, finding.node)
     related: list[Related] = []
     if finding.code in ("GG001", "GG004"):
@@ -88,4 +90,17 @@ def to_hazard(finding: Finding, ranges: Mapping[cst.CSTNode, CodeRange]) -> Haza
     for call in finding.via:
         related.append(Related(span_of(ranges, call), "reached through this call"))
     return Hazard(finding.code, span, message, _severity(finding), finding.confidence,
-                  tuple(related))
+                  tuple(related), _fix(finding, ranges, lines))
+
+
+def _fix(finding: Finding, ranges: Mapping[cst.CSTNode, CodeRange],
+         lines: list[str]) -> Fix | None:
+    spans = spans_from(ranges)
+    try:
+        if finding.layer is not None:
+            return layer_fix(finding.layer, spans)
+        if finding.plan is not None:
+            return plan_fix(finding.plan, spans, lines)
+    except KeyError:
+        return None  # a node outside the text analysed (a stale block): no edit is safe
+    return None

@@ -14,6 +14,7 @@ import libcst as cst
 
 from gradguard.analysis.hazard import Confidence
 from gradguard.facts.table import ModuleFacts
+from gradguard.fixes.plans import Place
 
 Kind = Literal["tensor", "unknown", "module", "optimizer", "list", "const", "function"]
 ViewKind = Literal["view", "multi", "leaf", "nograd"]
@@ -37,6 +38,7 @@ class PendingWrite:
     op: str
     saves: list[Save]
     confidence: Confidence
+    place: Place | None = None
 
 
 @dataclass(eq=False)

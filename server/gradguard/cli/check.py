@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from gradguard.analysis import Hazard, Selection, SourceError, analyze_source
 from gradguard.cli.files import read, walk
+from gradguard.cli.fixing import fix_file
 from gradguard.cli.formats import FORMATTERS
 
 
@@ -42,12 +43,14 @@ def check_paths(paths: list[str], selection: Selection, jobs: int) -> list[FileR
 
 
 def run_check(paths: list[str], output_format: str, selection: Selection,
-              jobs: int | None) -> int:
+              jobs: int | None, fix: bool = False, diff: bool = False) -> int:
     missing = [p for p in paths if not os.path.exists(p)]
     for path in missing:
         print(f"gradguard: {path}: no such file or directory", file=sys.stderr)
-    results = check_paths([p for p in paths if p not in missing], selection,
-                          jobs or os.cpu_count() or 1)
+    present = [p for p in paths if p not in missing]
+    if fix or diff:
+        return run_fix(present, selection, diff) if present else 2
+    results = check_paths(present, selection, jobs or os.cpu_count() or 1)
     found: list[tuple[str, Hazard]] = []
     for result in results:
         if result.error is not None:
@@ -59,3 +62,18 @@ def run_check(paths: list[str], output_format: str, selection: Selection,
     if missing and not results:
         return 2
     return 1 if found else 0
+
+
+def run_fix(paths: list[str], selection: Selection, diff: bool) -> int:
+    fixed = 0
+    left: list[tuple[str, Hazard]] = []
+    for path in walk(paths):
+        count, remaining = fix_file(path, selection, diff)
+        fixed += count
+        left.extend((path, hazard) for hazard in remaining)
+    verb = "would fix" if diff else "fixed"
+    print(f"gradguard: {verb} {fixed} hazard(s); {len(left)} left without a safe fix",
+          file=sys.stderr)
+    if left and not diff:
+        print(FORMATTERS["text"](left))
+    return 1 if left else 0

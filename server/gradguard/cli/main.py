@@ -32,6 +32,16 @@ def build_parser() -> argparse.ArgumentParser:
                        "origin require grad (warnings)")
     check.add_argument("--jobs", type=int, default=None,
                        help="worker processes (default: all cores)")
+    check.add_argument("--fix", action="store_true",
+                       help="rewrite files to remove the hazards that have a safe fix")
+    check.add_argument("--diff", action="store_true",
+                       help="print the fixes as a unified diff; change nothing")
+    probe = commands.add_parser(
+        "probe", help="run code under torch and report what really overwrote a saved tensor"
+    )
+    from gradguard.probe.command import add_arguments
+
+    add_arguments(probe)
     serve = commands.add_parser("serve", help="run the language server (stdio by default)")
     serve.add_argument("--tcp", metavar="HOST:PORT", default=None,
                        help="listen on a TCP socket instead of stdio")
@@ -46,9 +56,13 @@ def main(argv: list[str] | None = None) -> int:
 
         selection = Selection(args.select, args.ignore, args.uncertain)
         try:
-            return run_check(args.paths, args.format, selection, args.jobs)
+            return run_check(args.paths, args.format, selection, args.jobs, args.fix, args.diff)
         except BrokenPipeError:  # `gradguard check ... | head`
             return 1
+    if args.command == "probe":
+        from gradguard.probe.command import run
+
+        return run(args)
     if args.command == "serve":
         from gradguard.server.main import serve
 

@@ -6,14 +6,12 @@ tensor. Its ``data`` holds the unit version it was computed for and, in the clie
 position encoding, its fix and the lines a suppression comment may go on: code actions
 are built from that alone, and refused when the version is no longer the document's.
 
-Blocks that do not parse get a diagnostic of their own (code ``syntax``), located with
-CPython's parser (its messages and positions are better than libcst's, and are relative
-to the block, which is shifted here to the document).
+Blocks that do not parse get a diagnostic of their own (code ``syntax``), at the error
+the analysis found in the block (relative to the block, shifted here to the document).
 """
 
 from __future__ import annotations
 
-import ast
 import bisect
 import re
 import secrets
@@ -57,56 +55,30 @@ class SyntaxProblem:
 
 
 _ON_LINE = re.compile(r"\bon line (\d+)")
-
-# Where a block's syntax error is, relative to the block: line, column, end column, message.
-Located = tuple[int, int, "int | None", str]
+_PREFIX = re.compile(r"^syntax error:\s*", re.IGNORECASE)
 
 
-def syntax_problems(analysis: IncrementalDocument,
-                    cache: dict[str, Located]) -> list[SyntaxProblem]:
+def syntax_problems(analysis: IncrementalDocument) -> list[SyntaxProblem]:
     """Where each block that does not parse breaks, in program coordinates.
 
-    ``cache`` (block text -> location) spares re-parsing a broken block on every keystroke
-    elsewhere in the file.
+    The analysis gives each broken block's error relative to the block (CPython's
+    wording where it has one); here it is moved to the block's place in the program.
     """
     problems = []
-    seen: dict[str, Located] = {}
     for block in analysis.blocks:
-        if block.error is None:
+        error = block.error
+        if error is None:
             continue
-        located = cache.get(block.text)
-        if located is None:
-            located = _locate(block.text, block.error)
-        seen[block.text] = located
-        line, column, end_column, message = located
         shift = block.start_line - 1
-        message = _shift_line_mentions(message, shift)
-        problems.append(SyntaxProblem(line + shift, column, end_column, message,
-                                      block.stale))
-    # Keep only the blocks that still exist, so the cache does not grow with every edit.
-    cache.clear()
-    cache.update(seen)
+        message = _shift_line_mentions(_PREFIX.sub("", str(error)), shift)
+        problems.append(SyntaxProblem(max(error.line, 1) + shift, max(error.column, 1), None,
+                                      message, block.stale))
     return problems
 
 
 def _shift_line_mentions(message: str, shift: int) -> str:
     """CPython says "on line 3" relative to the block: make it the document's line."""
     return _ON_LINE.sub(lambda match: f"on line {int(match.group(1)) + shift}", message)
-
-
-def _locate(text: str, fallback: str) -> Located:
-    try:
-        ast.parse(text)
-    except SyntaxError as error:
-        line = error.lineno or 1
-        column = error.offset or 1
-        end = error.end_offset if error.end_lineno == line and error.end_offset and \
-            error.end_offset > column else None
-        return line, column, end, error.msg
-    except (ValueError, RecursionError, MemoryError) as error:
-        return 1, 1, None, str(error)
-    # CPython accepts what libcst does not (newer syntax): say what libcst said.
-    return 1, 1, None, fallback
 
 
 @dataclass

@@ -99,8 +99,6 @@ class Unit:
     last_change: float = float("-inf")
     closed: bool = False
     waiters: list[asyncio.Future[None]] = field(default_factory=list)
-    # Syntax errors located with CPython's parser, by block text (analysis thread only).
-    syntax_cache: dict[str, tuple[int, int, int | None, str]] = field(default_factory=dict)
 
     @property
     def version(self) -> int:

@@ -91,7 +91,7 @@ class Scheduler:
         self.analyses_run += 1
         try:
             hazards = unit.analysis.update(snapshot.text, settings.selection)
-            problems = syntax_problems(unit.analysis, unit.syntax_cache) \
+            problems = syntax_problems(unit.analysis) \
                 if settings.shows_syntax_errors() else []
             return build_outcome(snapshot, hazards, problems)
         except Exception:
@@ -99,5 +99,4 @@ class Scheduler:
             # Its incremental state may be half-updated: start it afresh next time.
             logger.exception("analysing %s (version %s) failed", unit.key, snapshot.version)
             unit.analysis = IncrementalDocument(incremental=settings.incremental)
-            unit.syntax_cache.clear()
             return empty_outcome(snapshot)

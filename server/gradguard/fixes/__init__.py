@@ -1,0 +1,1 @@
+"""Fixes: semantics-preserving rewrites of in-place hazards, planned during analysis."""

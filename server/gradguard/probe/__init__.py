@@ -1,0 +1,1 @@
+"""The torch probe: runs user code under torch and reports what really happened."""

