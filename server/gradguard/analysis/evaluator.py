@@ -35,6 +35,7 @@ from gradguard.facts.table import Facts, InplaceFlag
 from gradguard.fixes.plans import (
     AugmentedToBinary,
     CloneFirst,
+    CloneIfUsedLater,
     DropOut,
     OutOfPlace,
     Place,
@@ -94,6 +95,12 @@ class OutOfBudget(Exception):
 
 
 @dataclass
+class _Position:
+    statements: Sequence[cst.CSTNode]
+    index: int = 0
+
+
+@dataclass
 class Frame:
     env: dict[str, Value]
     self_value: Value | None = None
@@ -115,6 +122,8 @@ class Evaluator:
     # The statement being interpreted and the statement list holding it (for fixes).
     place: Place | None = None
     block: Sequence[cst.CSTNode] = ()
+    # The statement lists of the current function being run, with the current index.
+    positions: list[_Position] = field(default_factory=list)
 
     # -- entry points -----------------------------------------------------------------
 
@@ -162,11 +171,22 @@ class Evaluator:
     def exec_block(self, statements: Sequence[cst.CSTNode], frame: Frame) -> None:
         outer = self.block
         self.block = statements
+        position = _Position(statements)
+        self.positions.append(position)
         try:
-            for statement in statements:
+            for index, statement in enumerate(statements):
+                position.index = index
                 self.exec_statement(statement, frame)
         finally:
+            self.positions.pop()
             self.block = outer
+
+    def later_statements(self) -> tuple[cst.CSTNode, ...]:
+        """What the current function runs after the current statement, at every depth."""
+        later: list[cst.CSTNode] = []
+        for position in self.positions:
+            later.extend(position.statements[position.index + 1:])
+        return tuple(later)
 
     def exec_statement(self, statement: cst.CSTNode, frame: Frame) -> None:
         self.tick()
@@ -657,7 +677,8 @@ class Evaluator:
             callee = self.eval(func, frame)
         if callee.kind == "module":
             args = self.positional(call, frame)
-            return self.call_module(callee, args, call, self.text(func))
+            first = call.args[0].value if call.args and not call.args[0].keyword else None
+            return self.call_module(callee, args, call, self.text(func), first)
         if callee.kind == "function" and callee.const is not None:
             args, kwargs = self.arguments(call, frame)
             assert isinstance(callee.const, cst.FunctionDef)
@@ -1024,7 +1045,9 @@ class Evaluator:
         return unknown(self.text(call.func))
 
     def call_module(self, module: Value, args: list[Value], node: cst.CSTNode,
-                    label: str) -> Value:
+                    label: str, argument: cst.BaseExpression | None = None) -> Value:
+        """Call a module on ``args``; ``argument`` is the caller's expression for the
+        input, when the module receives it directly (to fix a write into it)."""
         spec = module.spec
         if isinstance(spec, NnModule):
             facts = spec.facts
@@ -1038,18 +1061,24 @@ class Evaluator:
             if operands and facts.has_parameters and module.params is not None:
                 operands.append(Value("tensor", (module.params,), True, desc="weight"))
             spec.calls.add(node)
-            return self.autograd.apply(effect, node, described, operands,
-                                       layer=spec if spec.inplace is True else None)
+            plan: Plan | None = None
+            if spec.inplace is True and argument is not None and is_dotted(argument) and \
+                    self.place is not None:
+                plan = CloneIfUsedLater(argument, self.place, self.later_statements())
+            with self.fixing(plan):
+                return self.autograd.apply(effect, node, described, operands,
+                                           layer=spec if spec.inplace is True else None)
         if isinstance(spec, Sequential):
             value = args[0] if args else unknown()
             outer = self.autograd.via
             self.autograd.via = outer + (node,)
             try:
-                for item in spec.items:
+                for index, item in enumerate(spec.items):
                     item_node = item.spec.node if isinstance(item.spec, (NnModule, Sequential)) \
                         else node
                     item_label = self.text(item_node) if item_node is not node else label
-                    value = self.call_module(item, [value], item_node, item_label)
+                    value = self.call_module(item, [value], item_node, item_label,
+                                             argument if index == 0 else None)
             finally:
                 self.autograd.via = outer
             return value
@@ -1111,6 +1140,8 @@ class Evaluator:
         if call_node is not None and self.stack:
             self.autograd.via = outer_via + (call_node,)
         self.stack.append(func)
+        outer_positions = self.positions
+        self.positions = []
         try:
             body = func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
             if isinstance(func.body, cst.SimpleStatementSuite):
@@ -1120,6 +1151,7 @@ class Evaluator:
                 self.exec_block(body, frame)
         finally:
             self.stack.pop()
+            self.positions = outer_positions
             self.autograd.via = outer_via
             self.autograd.grad_enabled = grad
         if not frame.returns:

@@ -97,10 +97,9 @@ def _fix(finding: Finding, ranges: Mapping[cst.CSTNode, CodeRange],
          lines: list[str]) -> Fix | None:
     spans = spans_from(ranges)
     try:
-        if finding.layer is not None:
-            return layer_fix(finding.layer, spans)
-        if finding.plan is not None:
-            return plan_fix(finding.plan, spans, lines)
+        fix = plan_fix(finding.plan, spans, lines) if finding.plan is not None else None
+        if fix is None and finding.layer is not None:
+            fix = layer_fix(finding.layer, spans)
+        return fix
     except KeyError:
         return None  # a node outside the text analysed (a stale block): no edit is safe
-    return None

@@ -52,6 +52,20 @@ class CloneFirst:
 
 
 @dataclass(frozen=True, eq=False)
+class CloneIfUsedLater:
+    """An in-place layer writes the caller's ``x``, which later code reads.
+
+    Building the layer out of place would hand those reads the unwritten values; a copy
+    keeps them: ``x = x.clone()`` before the call. When nothing reads ``x`` afterwards,
+    building the layer out of place is the simpler fix and computes the same.
+    """
+
+    root: cst.BaseExpression
+    place: Place
+    later: tuple[cst.CSTNode, ...]
+
+
+@dataclass(frozen=True, eq=False)
 class DropOut:
     """``torch.add(a, b, out=y)`` -> ``y = torch.add(a, b)``."""
 
@@ -68,7 +82,7 @@ class MoveAfter:
     after: Place
 
 
-Plan = OutOfPlace | AugmentedToBinary | CloneFirst | DropOut | MoveAfter
+Plan = OutOfPlace | AugmentedToBinary | CloneFirst | CloneIfUsedLater | DropOut | MoveAfter
 
 
 def receiver_root(node: cst.BaseExpression) -> cst.BaseExpression | None:

@@ -16,6 +16,7 @@ from gradguard.analysis.values import NnModule
 from gradguard.fixes.plans import (
     AugmentedToBinary,
     CloneFirst,
+    CloneIfUsedLater,
     DropOut,
     MoveAfter,
     OutOfPlace,
@@ -79,6 +80,10 @@ def plan_fix(plan: Plan, span: Spans, lines: list[str]) -> Fix | None:
         right = code(value) if isinstance(value, _ATOMS) else f"({code(value)})"
         text = f"{target} = {target} {plan.symbol} {right}"
         return Fix(f"Compute `{text}` out of place", (TextEdit(span(plan.node), text),))
+    if isinstance(plan, CloneIfUsedLater):
+        if not _mentions(plan.later, code(plan.root)):
+            return None
+        return plan_fix(CloneFirst(plan.root, plan.place), span, lines)
     if isinstance(plan, CloneFirst):
         root = code(plan.root)
         where = span(plan.place.line)
@@ -165,3 +170,30 @@ def _move_after(plan: MoveAfter, span: Spans, lines: list[str]) -> Fix | None:
 def _indent(lines: list[str], line: int) -> str:
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     return text[: len(text) - len(text.lstrip(" \t"))]
+
+
+def _mentions(statements: tuple[cst.CSTNode, ...], dotted: str) -> bool:
+    """Whether any of the statements reads ``dotted`` (a name or ``self.x``)."""
+    head = dotted.split(".")[0]
+    return any(head in code(statement) and dotted in _names(statement)
+               for statement in statements)
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    found: set[str] = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> None:
+            parts = []
+            current: cst.BaseExpression = attribute
+            while isinstance(current, cst.Attribute):
+                parts.append(current.attr.value)
+                current = current.value
+            if isinstance(current, cst.Name):
+                found.add(".".join([current.value, *reversed(parts)]))
+
+    node.visit(Collect())
+    return found

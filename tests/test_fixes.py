@@ -1,0 +1,147 @@
+"""Fixes keep what the code computes: torch runs every fixed example.
+
+For each positive example (the rule cases and both seeds) the fixed code must run
+backward and compute the same losses, to 1e-6, as the original did before it failed.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from pathlib import Path
+
+import pytest
+from cases_gg001 import INVALID as GG001_INVALID
+from cases_gg001 import VALID as GG001_VALID
+from cases_gg002_gg004 import INVALID as OTHER_INVALID
+from cases_gg002_gg004 import VALID as OTHER_VALID
+from rulecases import Case, case
+from torchrun import Outcome, run_scripts
+
+from gradguard.analysis import analyze_source
+from gradguard.fixes.apply import apply_edits, combine, fix_text
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+SEEDS = [Case(p.name, p.read_text()) for p in sorted(EXAMPLES.glob("*_seed.py"))]
+
+# Hazards with no rewrite that is safe to make for the user, and why.
+NO_SAFE_FIX = {
+    "GG002: in-place add on a tensor made with requires_grad=True":
+        "update a leaf under no_grad, or compute out of place: only the author knows",
+    "GG002: a parameter written in place in forward": "same: a leaf",
+    "GG002: requires_grad_() makes a leaf that a later += writes": "same: a leaf",
+    "GG003: writing into a view of a leaf": "same: a view of a leaf",
+    "GG003: writing into an output of unbind": "the pieces live in a tuple, not a name",
+    "GG003: a view made under no_grad written with grad on":
+        "the write reaches the view's base, which rebinding the view would not change",
+    "GG004: weights edited in place between forward and backward":
+        "the edit sits in a with-block the backward is not in",
+}
+FIXABLE = [c for c in GG001_INVALID + OTHER_INVALID if c.name not in NO_SAFE_FIX] + SEEDS
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> dict[str, Outcome]:
+    pytest.importorskip("torch")
+    scripts = []
+    for example in FIXABLE:
+        scripts.append((f"original: {example.name}", example.source))
+        scripts.append((f"fixed: {example.name}", fix_text(example.source).text))
+    return run_scripts(scripts)
+
+
+@pytest.mark.parametrize("example", FIXABLE, ids=lambda c: c.name)
+def test_every_hazard_of_a_positive_example_has_a_fix(example: Case) -> None:
+    hazards = analyze_source(example.source)
+    assert hazards and all(h.fix is not None for h in hazards)
+
+
+@pytest.mark.parametrize("example", FIXABLE, ids=lambda c: c.name)
+def test_fixed_code_runs_backward_and_computes_the_same_losses(
+        example: Case, outcomes: dict[str, Outcome]) -> None:
+    original = outcomes[f"original: {example.name}"]
+    fixed = outcomes[f"fixed: {example.name}"]
+    assert original.error is not None, "the original was expected to fail"
+    assert fixed.error is None, fixed.error
+    # A write autograd refuses at once fails before any backward: nothing to compare.
+    assert fixed.values and len(fixed.values) >= len(original.values)
+    for before, after in zip(original.values, fixed.values, strict=False):
+        assert math.isclose(before, after, rel_tol=1e-6, abs_tol=1e-6)
+
+
+@pytest.mark.parametrize("example", FIXABLE, ids=lambda c: c.name)
+def test_fixing_is_idempotent(example: Case) -> None:
+    once = fix_text(example.source)
+    assert once.remaining == []
+    twice = fix_text(once.text)
+    assert (twice.text, twice.fixed) == (once.text, 0)
+
+
+@pytest.mark.parametrize("name", sorted(NO_SAFE_FIX))
+def test_hazards_without_a_safe_rewrite_offer_no_fix(name: str) -> None:
+    [example] = [c for c in GG001_INVALID + OTHER_INVALID if c.name == name]
+    hazards = analyze_source(example.source)
+    assert hazards and all(h.fix is None for h in hazards)
+    assert fix_text(example.source).text == example.source
+
+
+@pytest.mark.parametrize("example", GG001_VALID + OTHER_VALID, ids=lambda c: c.name)
+def test_safe_code_is_left_as_it_is(example: Case) -> None:
+    result = fix_text(example.source)
+    assert (result.text, result.fixed) == (example.source, 0)
+
+
+SEVERAL = case("several hazards in one file", """
+    import torch
+    import torch.nn.functional as F
+
+    x = torch.randn(4, requires_grad=True)
+    a = torch.sigmoid(x)
+    a.relu_()
+    b = torch.exp(x)
+    b += 1
+    c = torch.tanh(x)
+    F.relu(c, inplace=True)
+    (a.sum() + b.sum() + c.sum()).backward()
+""")
+
+
+def test_fix_all_is_one_consistent_edit() -> None:
+    hazards = analyze_source(SEVERAL.source)
+    assert len(hazards) == 3
+    edits = combine(h.fix for h in hazards if h.fix is not None)
+    fixed = apply_edits(SEVERAL.source, edits)
+    assert analyze_source(fixed) == []
+    assert fixed == textwrap.dedent("""
+        import torch
+        import torch.nn.functional as F
+
+        x = torch.randn(4, requires_grad=True)
+        a = torch.sigmoid(x)
+        a = a.relu()
+        b = torch.exp(x)
+        b = b + 1
+        c = torch.tanh(x)
+        c = F.relu(c)
+        (a.sum() + b.sum() + c.sum()).backward()
+    """).lstrip("\n")
+
+
+@pytest.mark.parametrize(("line", "fixed"), [
+    ("y = x2.add_(1)", "y = x2 = x2.add(1)"),
+    ("x2.add_(1).mul_(3)", "x2 = x2.add(1).mul_(3)"),
+    ("out = [x2.add_(1)]", "out = [(x2 := x2.add(1))]"),
+    ("x2 *= a + 1", "x2 = x2 * (a + 1)"),
+])
+def test_out_of_place_rewrites_keep_every_name_meaning_what_it_meant(
+        line: str, fixed: str) -> None:
+    source = textwrap.dedent(f"""
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        a = torch.randn(4)
+        x2 = torch.exp(x)
+        {line}
+    """)
+    [hazard] = analyze_source(source)
+    assert hazard.fix is not None
+    assert apply_edits(source, hazard.fix.edits).splitlines()[5] == fixed
