@@ -113,10 +113,9 @@ def roots(program: Program) -> list[Root]:
     for name, function in program.functions.items():
         found.append(Root(f"def {name}", function, _function_start(function)))
     for info in program.classes.values():
-        for name, method in info.methods.items():
-            if name != "__init__":
-                found.append(Root(f"class {info.name}.{name}", info.node,
-                                  _method_start(info, method)))
+        methods = [m for name, m in info.methods.items() if name != "__init__"]
+        if methods:
+            found.append(Root(f"class {info.name}", info.node, _class_start(info, methods)))
     return found
 
 
@@ -127,12 +126,22 @@ def _function_start(function: cst.FunctionDef) -> Callable[[Evaluator], None]:
     return start
 
 
-def _method_start(info: ClassInfo, method: cst.FunctionDef) -> Callable[[Evaluator], None]:
-    is_static = method.name.value in info.staticmethods
+def _class_start(info: ClassInfo,
+                 methods: list[cst.FunctionDef]) -> Callable[[Evaluator], None]:
+    """Every method of a class, each on the instance ``__init__`` built, fresh each time."""
 
     def start(evaluator: Evaluator) -> None:
-        instance = None if is_static else evaluator.instantiate(info, None, [], {})
-        evaluator.run_function(method, instance, info.name)
+        instance = evaluator.instantiate(info, None, [], {})
+        built = dict(instance.attrs or {})
+        for method in methods:
+            instance.attrs = dict(built)
+            evaluator.autograd.forget_graph()
+            is_static = method.name.value in info.staticmethods
+            try:
+                evaluator.run_function(method, None if is_static else instance, info.name)
+            except OutOfBudget:
+                pass  # this method was too long to follow; the others still are
+            evaluator.steps = 0
 
     return start
 

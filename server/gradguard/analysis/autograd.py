@@ -51,6 +51,8 @@ class Autograd:
     via: tuple[cst.CSTNode, ...] = ()
     # The rewrite that would remove a hazard found at the current write, if one is safe.
     plan: Plan | None = None
+    # Saves made since a branch began, so that the other branch can run without them.
+    journal: list[tuple[Storage, Save]] | None = None
 
     def new_storage(self, leaf: bool = False, param: bool = False) -> Storage:
         storage = Storage(leaf=leaf, param=param)
@@ -98,7 +100,10 @@ class Autograd:
                 if confidence is None:
                     continue
                 for storage in target.storages:
-                    storage.saves.append(Save(save_node, f"{op}|{aten}", role, confidence))
+                    save = Save(save_node, f"{op}|{aten}", role, confidence)
+                    storage.saves.append(save)
+                    if self.journal is not None:
+                        self.journal.append((storage, save))
         return output
 
     @staticmethod
@@ -204,6 +209,12 @@ class Autograd:
         self.report(Finding(code, node, op, level, detail=detail, via=self.via,
                             layer=layer if code == "GG003" else None, plan=plan))
         return True
+
+    def forget_graph(self) -> None:
+        """As if every graph built so far had been freed: between independent roots."""
+        for storage in self.storages:
+            storage.saves.clear()
+            storage.pending.clear()
 
     def backward(self, node: cst.CSTNode, retain: bool, place: Place | None = None) -> None:
         """A backward pass: report parameter writes it trips over, then free the graph."""

@@ -274,16 +274,29 @@ class Evaluator:
     def exec_branches(
         self, first: Sequence[cst.CSTNode], second: Sequence[cst.CSTNode], frame: Frame
     ) -> None:
-        """Run two alternatives from the same state and join what they leave."""
+        """Run two alternatives from the same state and join what they leave.
+
+        The saves the first branch made are taken back while the second runs (so that
+        neither sees the other's), then both are kept: either branch may have run.
+        """
         before_env = dict(frame.env)
-        before = self.snapshot()
+        outer = self.autograd.journal
+        self.autograd.journal = []
         self.exec_block(first, frame)
+        first_saves = self.autograd.journal
+        for storage, save in reversed(first_saves):
+            if save in storage.saves:
+                storage.saves.remove(save)
         after_first_env = frame.env
-        after_first = self.snapshot()
-        self.restore(before)
         frame.env = dict(before_env)
+        self.autograd.journal = []
         self.exec_block(second, frame)
-        self.union(after_first)
+        second_saves = self.autograd.journal
+        for storage, save in first_saves:
+            storage.saves.append(save)
+        self.autograd.journal = outer
+        if outer is not None:
+            outer.extend(first_saves + second_saves)
         merged: dict[str, Value] = {}
         for name in after_first_env.keys() | frame.env.keys():
             a = after_first_env.get(name)
@@ -293,20 +306,6 @@ class Evaluator:
             else:
                 merged[name] = join(a, b)
         frame.env = merged
-
-    def snapshot(self) -> dict[int, tuple[Storage, list[object]]]:
-        return {id(s): (s, list(s.saves)) for s in self.autograd.storages}
-
-    def restore(self, state: dict[int, tuple[Storage, list[object]]]) -> None:
-        for storage in self.autograd.storages:
-            saved = state.get(id(storage))
-            storage.saves[:] = saved[1] if saved else []  # type: ignore[assignment]
-
-    def union(self, state: dict[int, tuple[Storage, list[object]]]) -> None:
-        for storage, saves in state.values():
-            for save in saves:
-                if save not in storage.saves:
-                    storage.saves.append(save)  # type: ignore[arg-type]
 
     def exec_for(self, statement: cst.For, frame: Frame) -> None:
         iterable = self.eval(statement.iter, frame)
