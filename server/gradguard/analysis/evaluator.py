@@ -143,6 +143,8 @@ class Evaluator:
             required = [p for p in func.params.params if p.default is None][1:]
             args = [self.autograd.fresh(True if index == 0 else None, p.name.value)
                     for index, p in enumerate(required)]
+            for arg in args:
+                arg.maybe_list = True  # forward(self, x) is also called with lists
         self.call_function(func, args, {}, self_value, class_name, call_node=None)
 
     def instantiate(self, info: ClassInfo, call_node: cst.CSTNode | None,
@@ -422,6 +424,8 @@ class Evaluator:
         owner = self.eval(target.value, frame)
         if not is_tensorish(owner):
             return
+        if (owner.kind == "unknown" or owner.maybe_list) and self.is_item_index(target):
+            return  # ``x[i] = v`` on what may be a list replaces an item, writing nothing
         basic = all(self.is_basic_index(e.slice, frame) for e in target.slice)
         key = "setitem" if basic else "setitem#advanced"
         if value.kind == "const" and basic:
@@ -565,6 +569,13 @@ class Evaluator:
             return None
         value = self.eval(expr.slice[0].slice.value, frame)
         return value.const if value.kind == "const" else None
+
+    @staticmethod
+    def is_item_index(target: cst.Subscript) -> bool:
+        """``x[i]`` or ``x[0]``: how lists are indexed (slices and ``...`` are tensors')."""
+        if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+            return False
+        return isinstance(target.slice[0].slice.value, (cst.Name, cst.Integer, cst.Attribute))
 
     def is_basic_index(self, part: cst.BaseSlice, frame: Frame) -> bool:
         if isinstance(part, cst.Slice):

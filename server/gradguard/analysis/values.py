@@ -96,6 +96,8 @@ class Value:
     updates: list[Value] | None = None
     # What every element of a list of unknown length is like (a comprehension's element).
     element: Value | None = None
+    # Taken to be a tensor without proof: it may be a list (``forward(self, x)``).
+    maybe_list: bool = False
 
 
 UNKNOWN_CONST = object()
