@@ -19,6 +19,7 @@ from gradguard.analysis.values import (
     Storage,
     Value,
     ViewKind,
+    ancestry,
     any_grad,
     is_tensorish,
 )
@@ -37,6 +38,16 @@ def _confidence(*levels: bool | None) -> Confidence | None:
     if any(level is False for level in levels):
         return None
     return "high" if all(level is True for level in levels) else "medium"
+
+
+def _backward_name(effect: Effect, op: str) -> str:
+    """Whose backward needs a save: the aten op when the call is one, else the call."""
+    if len(effect.aten) == 1:
+        return effect.aten[0].removeprefix("aten::").split(".")[0]
+    name, _, note = op.partition(" (")
+    if note:
+        return note.split(",")[0].rstrip(")")
+    return name.split("(")[0].rsplit(".", 1)[-1] or op
 
 
 def _lower(a: Confidence, b: Confidence) -> Confidence:
@@ -86,9 +97,13 @@ class Autograd:
         if effect.writes and first is not None:
             self.write(first, node, op, layer=layer)
         output = self._output(effect, first, graph, op)
+        if output is first and first is not None:
+            first.history = first.history + tuple(v for v in inputs[1:] if v is not first)
+        else:
+            output.history = tuple(inputs)
         if graph is not False:
             save_node = output_save_node or node
-            aten = effect.aten[0].removeprefix("aten::") if effect.aten else op
+            aten = _backward_name(effect, op)
             for role, condition in effect.saves.items():
                 target = {"input": first, "other": other, "output": output}.get(role)
                 # Saves are charged only to values known to be tensors: an unknown value
@@ -100,7 +115,7 @@ class Autograd:
                 if confidence is None:
                     continue
                 for storage in target.storages:
-                    save = Save(save_node, f"{op}|{aten}", role, confidence)
+                    save = Save(save_node, f"{op}|{aten}", role, confidence, output)
                     storage.saves.append(save)
                     if self.journal is not None:
                         self.journal.append((storage, save))
@@ -161,9 +176,9 @@ class Autograd:
         for storage in target.storages:
             live = list(storage.saves)
             if live and storage.param:
-                level = confidence
-                for save in live:
-                    level = _lower(level, save.confidence)
+                # Any one save made for sure makes the later backward fail for sure.
+                surest = "high" if any(s.confidence == "high" for s in live) else "medium"
+                level = _lower(confidence, surest)
                 storage.pending.append(PendingWrite(node, op, live, level, place))
             elif live:
                 for save in live:
@@ -216,17 +231,34 @@ class Autograd:
             storage.saves.clear()
             storage.pending.clear()
 
-    def backward(self, node: cst.CSTNode, retain: bool, place: Place | None = None) -> None:
-        """A backward pass: report parameter writes it trips over, then free the graph."""
+    def backward(self, node: cst.CSTNode, retain: bool, place: Place | None = None,
+                 loss: Value | None = None) -> None:
+        """A backward from ``loss``: report parameter writes it trips over, free its graph.
+
+        Only the saves of ops ``loss`` was computed from belong to its graph; without a
+        known history (a loss from an unknown call) every save is taken to.
+        """
+        reached = ancestry(loss) if loss is not None and loss.history else None
+
+        def in_graph(save: Save) -> bool:
+            return reached is None or id(save.source) in reached
+
         # One finding a write: optimizer.step() updates many parameters at once.
         by_write: dict[int, list[PendingWrite]] = {}
         for storage in self.storages:
+            kept = []
             for pending in storage.pending:
-                by_write.setdefault(id(pending.node), []).append(pending)
-            storage.pending.clear()
+                if any(in_graph(save) for save in pending.saves):
+                    by_write.setdefault(id(pending.node), []).append(pending)
+                else:
+                    kept.append(pending)
+            storage.pending[:] = kept
         for writes in by_write.values():
+            writes.sort(key=lambda pending: pending.confidence != "high")
             first = writes[0]
-            saves = tuple(save for pending in writes for save in pending.saves)
+            saves = tuple(save for pending in writes for save in pending.saves
+                          if in_graph(save))
+            saves = tuple(sorted(saves, key=lambda save: save.confidence != "high"))
             plan = None
             if first.place is not None and place is not None and \
                     first.place.block is place.block and first.place.index < place.index:
@@ -235,4 +267,4 @@ class Autograd:
                                 saves[:1], via=self.via, plan=plan))
         if not retain:
             for storage in self.storages:
-                storage.saves.clear()
+                storage.saves[:] = [save for save in storage.saves if not in_graph(save)]

@@ -75,13 +75,18 @@ def split_blocks(source: str) -> list[BlockText]:
         return []
     in_string = _string_lines(source) if ('"""' in source or "'''" in source) else set()
     starts = [0]
+    # Whether the current block holds only decorators so far: then the next line that
+    # starts a statement (the definition, or another decorator) belongs to it. Lines that
+    # continue a decorator spread over several lines (indented, or a closing bracket)
+    # start nothing, so they cannot end the run.
+    decorating = lines[0].startswith("@")
     for index in range(1, len(lines)):
-        if index not in in_string and _starts_block(lines[index]):
-            previous = lines[starts[-1]: index]
-            if all(p.startswith("@") or not p.strip() or p.lstrip().startswith("#")
-                   for p in previous) and any(p.startswith("@") for p in previous):
-                continue  # decorators belong to the definition that follows them
+        if index in in_string or not _starts_block(lines[index]):
+            continue
+        if not decorating:
             starts.append(index)
+        # Joined or not, the block is still decorators only if this line is one.
+        decorating = lines[index].startswith("@")
     blocks = []
     for position, start in enumerate(starts):
         end = starts[position + 1] if position + 1 < len(starts) else len(lines)

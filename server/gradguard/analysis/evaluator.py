@@ -122,6 +122,8 @@ class Evaluator:
     # The statement being interpreted and the statement list holding it (for fixes).
     place: Place | None = None
     block: Sequence[cst.CSTNode] = ()
+    # Attribute assignments since a branch began: (attributes, name, value before).
+    attr_journal: list[tuple[dict[str, Value], str, Value | None]] | None = None
     # The statement lists of the current function being run, with the current index.
     positions: list[_Position] = field(default_factory=list)
 
@@ -282,23 +284,39 @@ class Evaluator:
         neither sees the other's), then both are kept: either branch may have run.
         """
         before_env = dict(frame.env)
-        outer = self.autograd.journal
-        self.autograd.journal = []
+        outer, outer_attrs = self.autograd.journal, self.attr_journal
+        self.autograd.journal, self.attr_journal = [], []
         self.exec_block(first, frame)
-        first_saves = self.autograd.journal
+        first_saves, first_attrs = self.autograd.journal, self.attr_journal
         for storage, save in reversed(first_saves):
             if save in storage.saves:
                 storage.saves.remove(save)
+        # Attributes the first branch set (self.h = ...): taken back, joined at the end.
+        after_first = {(id(attrs), key): (attrs, key, attrs.get(key))
+                       for attrs, key, _ in first_attrs}
+        for attrs, key, old in reversed(first_attrs):
+            if old is None:
+                attrs.pop(key, None)
+            else:
+                attrs[key] = old
         after_first_env = frame.env
         frame.env = dict(before_env)
-        self.autograd.journal = []
+        self.autograd.journal, self.attr_journal = [], []
         self.exec_block(second, frame)
-        second_saves = self.autograd.journal
+        second_saves, second_attrs = self.autograd.journal, self.attr_journal
         for storage, save in first_saves:
             storage.saves.append(save)
-        self.autograd.journal = outer
+        for attrs, key, value in after_first.values():
+            current = attrs.get(key)
+            if value is None or current is None:
+                attrs[key] = value or current or unknown()
+            else:
+                attrs[key] = join(value, current)
+        self.autograd.journal, self.attr_journal = outer, outer_attrs
         if outer is not None:
             outer.extend(first_saves + second_saves)
+        if outer_attrs is not None:
+            outer_attrs.extend(first_attrs + second_attrs)
         merged: dict[str, Value] = {}
         for name in after_first_env.keys() | frame.env.keys():
             a = after_first_env.get(name)
@@ -383,6 +401,9 @@ class Evaluator:
         elif isinstance(target, cst.Attribute):
             owner = self.eval(target.value, frame)
             if owner.attrs is not None:
+                if self.attr_journal is not None:
+                    key = target.attr.value
+                    self.attr_journal.append((owner.attrs, key, owner.attrs.get(key)))
                 owner.attrs[target.attr.value] = value
                 if value.kind == "module" and not value.name:
                     value.name = self.text(target)
@@ -418,6 +439,9 @@ class Evaluator:
             return self.distinct(result)
         if value.kind == "const" and value.const is UNKNOWN_INT:
             return constant(UNKNOWN_INT)
+        if value.kind == "tensor":
+            # Iterating a tensor unbinds it: views autograd forbids writing to.
+            return Value("tensor", value.storages, value.requires_grad, view="multi")
         return unknown()
 
     def write_subscript(self, target: cst.Subscript, value: Value, frame: Frame) -> None:
@@ -739,6 +763,12 @@ class Evaluator:
                          view=args[0].view, storages=args[0].storages)
         if name in ("isinstance", "hasattr", "callable"):
             return constant(UNKNOWN_INT)
+        if name == "zip":
+            return Value("list", items=None, element=Value(
+                "list", items=[self.element_of(a) for a in args]))
+        if name == "enumerate" and args:
+            return Value("list", items=None, element=Value(
+                "list", items=[constant(UNKNOWN_INT), self.element_of(args[0])]))
         return self.call_torch(name, call, args, kwargs, frame)
 
     def call_torch(self, name: str, call: cst.Call, args: list[Value],
@@ -774,7 +804,9 @@ class Evaluator:
                 updates.extend(self.modules_in(value))
             return Value("optimizer", desc=label, updates=updates)
         if name in ("torch.autograd.backward", "torch.autograd.grad"):
-            self.autograd.backward(call, retain=self.retains(kwargs, name), place=self.place)
+            loss = args[0] if args else None
+            self.autograd.backward(call, retain=self.retains(kwargs, name), place=self.place,
+                                   loss=loss)
             return unknown(label)
         if name.startswith("torch.nn.init.") and name.endswith("_") and args:
             grad = self.autograd.grad_enabled
@@ -807,6 +839,12 @@ class Evaluator:
                 return out
             return result
         tensors = self.tensor_operands(args)
+        if name.startswith("torch.") and not tensors and "." not in name[6:]:
+            # torch.linspace(...), torch.from_numpy(...): a new tensor, which requires
+            # grad only when asked to.
+            requires = kwargs.get("requires_grad")
+            grad = requires is not None and requires.kind == "const" and requires.const is True
+            return Value("tensor", (self.autograd.new_storage(leaf=grad),), grad, desc=label)
         if name.startswith("torch.") and tensors:
             out = kwargs.get("out")
             if out is not None:
@@ -815,7 +853,9 @@ class Evaluator:
             # A torch function the tables do not know: its output's grad follows its inputs,
             # and what it saves is not guessed.
             graph = any_grad(tensors) if self.autograd.grad_enabled else False
-            return self.autograd.fresh(graph, label)
+            # Its output may be a tuple (torch.max(x, 1), torch.sort(x)): not a tensor for sure.
+            return Value("unknown", (self.autograd.new_storage(),), graph, desc=label,
+                         history=tuple(tensors))
         return unknown(label)
 
     @staticmethod
@@ -919,7 +959,8 @@ class Evaluator:
             return unknown(self.text(call.func))
         label = f"{self.text(call.func)}()"
         if name == "backward":
-            self.autograd.backward(call, retain=self.retains(kwargs), place=self.place)
+            self.autograd.backward(call, retain=self.retains(kwargs), place=self.place,
+                                   loss=owner)
             return constant(None)
         if name == "requires_grad_":
             flag = args[0] if args else kwargs.get("requires_grad")
@@ -929,10 +970,11 @@ class Evaluator:
                     storage.leaf = True
             owner.requires_grad = True if on else owner.requires_grad
             return owner
-        effect = self.facts.methods.get(name)
+        effect = self.facts.methods.get(name) or self.facts.inplace_method(name)
         if effect is None:
-            return unknown(label) if owner.kind == "unknown" else self.autograd.fresh(
-                None if owner.requires_grad is not False else False, label)
+            return Value("unknown", (self.autograd.new_storage(),),
+                         None if owner.requires_grad is not False else False, desc=label,
+                         history=(owner, *[a for a in args if is_tensorish(a)]))
         effect = effect.with_inplace(self.flag(effect.inplace_flag, call, [owner, *args],
                                                kwargs) is True)
         operands = [owner] + [a for a in args if is_tensorish(a)]
@@ -1034,7 +1076,12 @@ class Evaluator:
     def call_module_method(self, owner: Value, name: str, call: cst.Call,
                            frame: Frame) -> Value:
         args, kwargs = self.arguments(call, frame)
-        if name == "parameters" or name == "named_parameters":
+        if name == "parameters":
+            storages = tuple(self.parameter_storages(owner))
+            parameter = Value("tensor", storages, True, desc=f"{self.text(call.func)}()")
+            return Value("list", items=None, updates=[owner], desc="parameters",
+                         element=parameter)
+        if name == "named_parameters":
             return Value("list", items=None, updates=[owner], desc="parameters")
         if name in MODULE_RETURNS_SELF:
             return owner

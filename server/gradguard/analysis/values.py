@@ -28,6 +28,8 @@ class Save:
     op: str
     role: str
     confidence: Confidence
+    # The output of the op that made this save: the save belongs to that op's graph.
+    source: object = None
 
 
 @dataclass(eq=False)
@@ -98,6 +100,8 @@ class Value:
     element: Value | None = None
     # Taken to be a tensor without proof: it may be a list (``forward(self, x)``).
     maybe_list: bool = False
+    # The values this one was computed from: which graph a backward from it runs over.
+    history: tuple[Value, ...] = ()
 
 
 UNKNOWN_CONST = object()
@@ -133,7 +137,8 @@ def join(a: Value, b: Value) -> Value:
         storages = tuple(dict.fromkeys(a.storages + b.storages))
         view = a.view if a.view == b.view else None
         kind: Kind = "tensor" if a.kind == b.kind == "tensor" else "unknown"
-        return Value(kind, storages, merge_grad(a.requires_grad, b.requires_grad), view, a.desc)
+        return Value(kind, storages, merge_grad(a.requires_grad, b.requires_grad), view, a.desc,
+                     history=(a, b))
     return unknown(a.desc)
 
 
@@ -146,3 +151,16 @@ def any_grad(values: list[Value]) -> bool | None:
         if value.requires_grad is None and is_tensorish(value):
             result = None
     return result
+
+
+def ancestry(value: Value) -> set[int]:
+    """Ids of ``value`` and of every value it was computed from."""
+    seen: set[int] = set()
+    todo = [value]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        todo.extend(current.history)
+    return seen

@@ -92,6 +92,14 @@ class AtenOp:
     view_of: tuple[str, ...]
 
 
+# In-place in their schema, but they change what a tensor is, not its values: they bump
+# no version counter that a saved tensor is checked against.
+_METADATA_INPLACE = frozenset({
+    "detach_", "requires_grad_", "share_memory_", "resize_", "resize_as_", "set_",
+    "as_strided_", "squeeze_", "unsqueeze_", "t_", "transpose_", "swapdims_", "swapaxes_",
+})
+
+
 @dataclass(frozen=True)
 class Facts:
     torch_version: str
@@ -101,6 +109,21 @@ class Facts:
     modules: dict[str, ModuleFacts] = field(default_factory=dict)
     factories: frozenset[str] = frozenset()
     aten: dict[str, AtenOp] = field(default_factory=dict)
+
+    def inplace_method(self, name: str) -> Effect | None:
+        """A ``*_`` Tensor method no spelling traced: what its aten overloads say.
+
+        It writes ``self`` (``Tensor(a!)``) and returns it; it keeps its result when any
+        overload's formula uses ``result``. Nothing else it saves is claimed.
+        """
+        if not name.endswith("_") or name.startswith("_") or name in _METADATA_INPLACE:
+            return None
+        overloads = [op for key, op in self.aten.items()
+                     if key == name or key.startswith(f"{name}.")]
+        if not overloads or not all("self" in op.writes for op in overloads):
+            return None
+        saves = {"output": "always"} if any(op.saves_result for op in overloads) else {}
+        return Effect(aten=(f"aten::{name}",), saves=saves, writes=True, returns="input")
 
 
 def _flag(raw: dict[str, Any] | None) -> InplaceFlag | None:

@@ -1,15 +1,164 @@
-"""``gradguard probe``: its arguments and entry point (torch is imported only when run)."""
+"""``gradguard probe``: its arguments and entry point (torch is imported only when run).
+
+    gradguard probe TARGET [--format text|json] [--timeout S] [--memory-mb MB]
+                    [--device cpu|cuda] [--auto] [--show-output] [-- SCRIPT ARGS]
+    gradguard probe            # every entry of [tool.gradguard.probe] in pyproject.toml
+
+Findings go to stdout (``path:line:col: CODE message``, or JSON); notes, errors and,
+with ``--show-output``, what the user's code printed go to stderr. Exit status: 1 if
+anything was found, else 2 if a target could not be probed to its end (timeout,
+crash, exception, bad target, no torch), else 0.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import json
+import os
 import sys
+from typing import Any
+
+from gradguard.probe.config import ConfigError, load_config
+from gradguard.probe.runner import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, ProbeResult, run_probes
+from gradguard.probe.target import ProbeTarget, TargetError, parse_target
+
+NO_TORCH = ("gradguard probe runs your code under torch, which is not installed here; "
+            "install the probe extra: pip install 'gradguard[probe]'")
+
+
+def _add_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=("text", "json"), default=None)
+    parser.add_argument("--timeout", type=float, default=None, metavar="S",
+                        help=f"wall-clock seconds per target (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--memory-mb", type=int, default=None, metavar="MB",
+                        help=f"address-space limit of the child (default "
+                             f"{DEFAULT_MEMORY_MB}; 0: none)")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default=None,
+                        help="where --auto and (model, inputs) targets run (default cpu)")
+    parser.add_argument("--auto", action="store_true",
+                        help="build and run every nn.Module subclass of the file")
+    parser.add_argument("--show-output", action="store_true",
+                        help="print what the code printed (to stderr)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", metavar="TARGET")
+    _add_options(parser)
+    # One REMAINDER positional: argparse cannot mix options after a positional with a
+    # `--` section, so `run` parses what follows TARGET itself (the same options).
+    parser.add_argument("words", nargs=argparse.REMAINDER,
+                        metavar="TARGET [options] [-- SCRIPT ARGS]",
+                        help="path.py (a script), path.py::name (a function or nn.Module "
+                             "class), or path.py --auto; none: the entries of "
+                             "[tool.gradguard.probe] in pyproject.toml")
+
+
+def _split(args: argparse.Namespace) -> tuple[str | None, list[str]]:
+    """TARGET, and the script's arguments; options after TARGET land in ``args``."""
+    words: list[str] = list(args.words)
+    if words and words[0] == "--":
+        words = words[1:]
+    if not words:
+        return None, []
+    target, rest = words[0], words[1:]
+    script: list[str] = []
+    if "--" in rest:
+        cut = rest.index("--")
+        rest, script = rest[:cut], rest[cut + 1:]
+    late = argparse.ArgumentParser(prog="gradguard probe TARGET", add_help=False)
+    _add_options(late)
+    known, unknown = late.parse_known_args(rest)
+    if unknown:
+        raise TargetError(f"unexpected {' '.join(unknown)} after {target} (arguments for "
+                          "the script go after --)")
+    for name, value in vars(known).items():
+        if value not in (None, False):
+            setattr(args, name, value)
+    return target, script
+
+
+def _targets(args: argparse.Namespace, cwd: str) -> tuple[list[ProbeTarget], str, Any]:
+    target, script = _split(args)
+    config = load_config(cwd)
+    if target is not None:
+        return [parse_target(target, auto=args.auto, argv=tuple(script))], cwd, config
+    if config is None or not config.entries:
+        raise TargetError("no TARGET given, and no entries in [tool.gradguard.probe] of a "
+                          "pyproject.toml here or above")
+    return list(config.entries), config.root, config
 
 
 def run(args: argparse.Namespace) -> int:
-    print("gradguard probe: not available yet", file=sys.stderr)
-    return 2
+    if not _torch_installed():
+        print(f"gradguard probe: {NO_TORCH}", file=sys.stderr)
+        return 2
+    cwd = os.getcwd()
+    try:
+        targets, root, config = _targets(args, cwd)
+    except (TargetError, ConfigError) as error:
+        print(f"gradguard probe: {error}", file=sys.stderr)
+        return 2
+    timeout = args.timeout or (config.timeout if config else None) or DEFAULT_TIMEOUT
+    memory = args.memory_mb if args.memory_mb is not None else (
+        config.memory_mb if config and config.memory_mb is not None else DEFAULT_MEMORY_MB)
+    device = args.device or (config.device if config else None) or "cpu"
+    results = run_probes(targets, timeout=timeout, cwd=root, memory_mb=memory or None,
+                         device=device)
+    for result in results:
+        for finding in result.findings:
+            _relativize(finding, cwd)
+    if (args.format or "text") == "json":
+        print(json.dumps([r.to_json() for r in results], indent=2, ensure_ascii=False))
+    else:
+        for result in results:
+            _print_text(result, args.show_output)
+    if any(r.findings for r in results):
+        return 1
+    return 2 if any(r.error for r in results) else 0
+
+
+def _torch_installed() -> bool:
+    """Without importing it: the static checker's process never loads torch."""
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _relativize(finding: dict[str, Any], cwd: str) -> None:
+    finding["path"] = _relative(finding["path"], cwd)
+    for related in finding.get("related", []):
+        related["path"] = _relative(related["path"], cwd)
+
+
+def _relative(path: str, cwd: str) -> str:
+    if path.startswith(os.path.join(cwd, "")):
+        return os.path.relpath(path, cwd)
+    return path
+
+
+def _print_text(result: ProbeResult, show_output: bool) -> None:
+    for finding in result.findings:
+        print(f"{finding['path']}:{finding['line']}:{finding['column']}: "
+              f"{finding['code']} {finding['message']}")
+        for related in finding["related"]:
+            print(f"    {related['path']}:{related['line']}:{related['column']}: "
+                  f"{related['message']}")
+        if finding.get("torch_error"):
+            print(f"    torch then raised: {finding['torch_error'].splitlines()[0]}")
+    for ran in result.ran:
+        print(f"gradguard probe: ran {ran['what']}: {ran['detail']}", file=sys.stderr)
+    for skipped in result.skipped:
+        print(f"gradguard probe: skipped {skipped['what']}: {skipped['reason']}",
+              file=sys.stderr)
+    if result.error:
+        print(f"gradguard probe: {result.error}", file=sys.stderr)
+    if show_output or (result.error and result.status in ("raised", "crashed", "fatal")):
+        for name, text in (("stdout", result.stdout), ("stderr", result.stderr)):
+            if not text:
+                continue
+            lines = text.rstrip("\n").splitlines()
+            if not show_output:
+                lines = lines[-15:]
+            print(f"--- {name} of {result.target} ---", file=sys.stderr)
+            print("\n".join(lines), file=sys.stderr)

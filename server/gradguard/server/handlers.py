@@ -14,38 +14,48 @@ import os
 from lsprotocol import types
 
 from gradguard.server.actions import FIX_ALL, KINDS, ActionBuilder, code_actions, wanted
-from gradguard.server.protocol import GradGuardServer, path_of
+from gradguard.server.protocol import ClientFeatures, GradGuardServer, path_of
 
 logger = logging.getLogger(__name__)
 
 # How long fix-all waits for the analysis of a version typed a moment ago.
 FIX_ALL_WAIT_SECONDS = 5.0
+# How long the server waits for the client to answer one of its requests.
+CLIENT_ANSWER_SECONDS = 10.0
 
 
 def register(server: GradGuardServer) -> None:
+    diagnostic_options = types.DiagnosticOptions(
+        identifier="gradguard", inter_file_dependencies=False, workspace_diagnostics=False)
+
     @server.feature(types.INITIALIZE)
     def initialize(ls: GradGuardServer, params: types.InitializeParams) -> None:
-        from gradguard.server.protocol import ClientFeatures
-
         ls.features = ClientFeatures.of(params.capabilities)
         ls.set_folders(list(params.workspace_folders or []), params.root_uri)
         ls.set_initialization_options(params.initialization_options)
+        # A notebook's cells are one program: an edit in one cell can change another
+        # cell's diagnostics, so a pulling client must pull the other cells again.
+        # (Capabilities are built after this handler returns.)
+        diagnostic_options.inter_file_dependencies = \
+            params.capabilities.notebook_document is not None
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: GradGuardServer, params: types.InitializedParams) -> None:
+        if ls.features.configuration:
+            await ls.pull_configuration()
+            ls.settings_changed()
         if ls.features.watch_files:
             # pyproject.toml edited outside the editor still changes the settings.
             watcher = types.FileSystemWatcher(glob_pattern="**/pyproject.toml")
             try:
-                await ls.client_register_capability_async(types.RegistrationParams([
-                    types.Registration(
+                await asyncio.wait_for(ls.client_register_capability_async(
+                    types.RegistrationParams([types.Registration(
                         "gradguard-pyproject", types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                        types.DidChangeWatchedFilesRegistrationOptions([watcher]))]))
-            except Exception as error:
-                logger.warning("could not watch pyproject.toml files: %s", error)
-        if ls.features.configuration:
-            await ls.pull_configuration()
-        ls.settings_changed()
+                        types.DidChangeWatchedFilesRegistrationOptions([watcher]))])),
+                    CLIENT_ANSWER_SECONDS)
+            except Exception as error:  # refused, or no answer: settings still work
+                logger.warning("could not watch pyproject.toml files: %r", error)
+        ls.show_problems()  # bad initializationOptions are said at once
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: GradGuardServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -104,8 +114,7 @@ def register(server: GradGuardServer) -> None:
             await ls.pull_configuration()
         ls.settings_changed()
 
-    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(
-        identifier="gradguard", inter_file_dependencies=False, workspace_diagnostics=False))
+    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, diagnostic_options)
     async def pull_diagnostics(ls: GradGuardServer,
                                params: types.DocumentDiagnosticParams
                                ) -> types.DocumentDiagnosticReport:

@@ -8,6 +8,7 @@ version) otherwise. Doing both shows every finding twice.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from dataclasses import dataclass
@@ -178,9 +179,10 @@ class GradGuardServer(LanguageServer):
         items += [types.ConfigurationItem(scope_uri=_file_uri(f), section="gradguard")
                   for f in folders]
         try:
-            answers = await self.workspace_configuration_async(types.ConfigurationParams(items))
-        except Exception as error:  # the client failed to answer: keep what we have
-            logger.warning("workspace/configuration failed: %s", error)
+            answers = await asyncio.wait_for(
+                self.workspace_configuration_async(types.ConfigurationParams(items)), 10.0)
+        except Exception as error:  # no answer, or an error: keep what we have
+            logger.warning("workspace/configuration failed: %r", error)
             return
         answers = list(answers or [])
         if not answers:

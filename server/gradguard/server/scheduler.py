@@ -68,8 +68,11 @@ class Scheduler:
         if wait > 0:
             await asyncio.sleep(wait)
         snapshot = unit.snapshot(encoding)
-        outcome = await asyncio.get_running_loop().run_in_executor(
-            self._executor, self._analyse, unit, snapshot)
+        try:
+            outcome = await asyncio.get_running_loop().run_in_executor(
+                self._executor, self._analyse, unit, snapshot)
+        except RuntimeError:  # the executor is shut down: the session is ending
+            return
         if outcome is None or unit.closed or not unit.is_current(outcome):
             return  # a newer version (or settings) is already on its way
         unit.settle(outcome)

@@ -13,9 +13,15 @@ A document's settings are layered, later layers overriding the keys they set:
 Keys, in ``pyproject.toml`` and in client settings alike:
 ``select`` and ``ignore`` (lists of rule codes or prefixes), ``severity`` (a table from a
 code to ``error``/``warning``/``information``/``hint``), ``exclude`` (globs, relative to
-the pyproject's folder or the workspace folder). Client settings also take
+the pyproject's folder or the workspace folder), ``uncertain`` (also report findings that
+hold only if a tensor of unknown origin requires grad, as ``gradguard check
+--uncertain``). Client settings also take
 ``debounceMs`` and ``incremental`` (``false`` re-analyses the whole file on every edit,
 for comparisons). A bad value is reported and skipped, never fatal.
+
+``select`` replaces what a lower layer selected; ``ignore`` adds to what lower layers
+ignore (an editor that always sends ``ignore: []`` must not undo the project's), as do
+``severity`` (per code) and ``exclude``.
 """
 
 from __future__ import annotations
@@ -45,6 +51,9 @@ SEVERITIES: tuple[Severity, ...] = ("error", "warning", "information", "hint")
 # Diagnostics for blocks that do not parse use this code; it takes a severity too.
 SYNTAX_CODE = "syntax"
 DEFAULT_DEBOUNCE_MS = 75
+# Keys of the same settings object that other parts read (the probe; the VS Code client's
+# workspace trust): accepted here without a word.
+OTHER_PARTS_KEYS = frozenset({"probe", "trusted"})
 
 
 @dataclass(frozen=True)
@@ -99,12 +108,13 @@ class Settings:
     ignore: frozenset[str] = frozenset()
     severity: Mapping[str, Severity] = field(default_factory=dict)
     exclude: tuple[Exclude, ...] = ()
+    uncertain: bool = False
     debounce_ms: int = DEFAULT_DEBOUNCE_MS
     incremental: bool = True
 
     @property
     def selection(self) -> Selection:
-        return Selection(self.select, self.ignore)
+        return Selection(self.select, self.ignore, self.uncertain)
 
     def severity_of(self, code: str, default: Severity) -> Severity:
         return self.severity.get(code, default)
@@ -161,11 +171,13 @@ def parse_layer(raw: Any, root: str | None, origin: str, problems: list[str]) ->
                 layer["debounce_ms"] = value
             else:
                 local.append(f"`{key}` must be a number of milliseconds, got {value!r}")
-        elif key == "incremental":
+        elif key in OTHER_PARTS_KEYS:
+            continue
+        elif key in ("incremental", "uncertain"):
             if isinstance(value, bool):
-                layer["incremental"] = value
+                layer[key] = value
             else:
-                local.append(f"`incremental` must be true or false, got {value!r}")
+                local.append(f"`{key}` must be true or false, got {value!r}")
         else:
             local.append(f"unknown setting `{key}`")
     problems.extend(f"{origin}: {message}" for message in local)
@@ -194,6 +206,8 @@ def _severities(value: Any, problems: list[str]) -> dict[str, Severity]:
 
 def merge(base: Settings, layer: Layer) -> Settings:
     changes = dict(layer)
+    if "ignore" in changes:
+        changes["ignore"] = base.ignore | changes["ignore"]
     if "severity" in changes:
         changes["severity"] = {**base.severity, **changes["severity"]}
     if "exclude" in changes:

@@ -1,0 +1,509 @@
+"""The instrument: sees every tensor autograd saves and every in-place write, under torch.
+
+Three hooks, installed together by ``Tracker``:
+
+- ``torch.autograd.graph.saved_tensors_hooks``: the pack hook records each saved
+  tensor (a ``detach()`` of it, which shares the version counter, and the version at
+  pack time), with the user's line and the op that saved it. While any such hooks are
+  active autograd skips its own version check, so the unpack hook does it and raises
+  autograd's error itself; without that, backward would silently use overwritten data.
+- a ``TorchDispatchMode``: sees each aten op as it really runs (after decomposition).
+  An op whose schema marks an argument as written (``Tensor(a!)``) is checked against
+  the saved tensors sharing that argument's storage. The version bump of an in-place
+  op happens after ``__torch_dispatch__`` returns, so the check compares versions at
+  the next event (next op, next save, next unpack, or the end of the run).
+- global ``nn.Module`` forward hooks and a wrapped ``nn.Module.__init__``: which module
+  an op runs in, and where that module was built, so a write done by an
+  ``nn.Dropout(inplace=True)`` inside an ``nn.Sequential`` is reported at the
+  ``nn.Dropout(...)`` line, as the static checker does.
+
+Which op saved a tensor is not passed to the pack hook; it follows from the order
+autograd works in: an op's inputs are packed before it is dispatched, its outputs
+after (once they have their ``grad_fn``). A pack whose tensor is an output of the last
+dispatched op, while that op's node still has ``_saved_result*`` slots to fill, is an
+output save; any other pack waits for the next dispatched op, which saved it.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from types import CodeType
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from gradguard.probe.sites import Point, UserFiles, point
+
+_RESULT_SLOT = re.compile(r"_saved_result\d*")
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+_NO_PYTHON_DISPATCH = torch._C._DisableTorchDispatch
+# Function.apply is a classmethod: its code object is under the descriptor.
+_FUNCTION_APPLY: CodeType = vars(torch.autograd.function.Function)["apply"].__func__.__code__
+_CALL_IMPL: CodeType = torch.nn.Module._call_impl.__code__
+
+
+# The running modules, innermost first, as a persistent linked list: a record keeps a
+# reference to the stack as it was, for free, instead of copying it on every save.
+Stack = tuple[torch.nn.Module, "Stack"] | None
+
+
+@dataclass(eq=False)
+class Place:
+    """Where an op ran: the user's line, and the modules that line called into."""
+
+    where: Point | None
+    stack: Stack
+    # How many modules, from the top of the stack, were entered from the same user line:
+    # 0 = the op is written in the user's code; 1 = a module called there did it;
+    # 2+ = a torch container called there ran the module that did it.
+    depth: int
+
+
+class Saved:
+    """One tensor saved for backward, alive exactly as long as autograd keeps it (the
+    pack hook's return value is what autograd holds). Slots: one is made per save."""
+
+    __slots__ = ("tensor", "version", "key", "place", "op", "role", "argument",
+                 "source_id", "clobbered", "unpacked", "latent", "finding", "__weakref__")
+
+    def __init__(self, tensor: torch.Tensor, version: int, key: int, place: Place,
+                 source_id: int) -> None:
+        self.tensor = tensor
+        self.version = version
+        self.key = key
+        self.place = place
+        self.op = "?"
+        self.role = "input"  # "input" | "output"
+        self.argument: str | None = None
+        self.source_id = source_id
+        self.clobbered = False
+        self.unpacked = False  # a backward has used it (it survives only with retain_graph)
+        self.latent: Clobber | None = None  # a write after that, reported if used again
+        self.finding: int | None = None
+
+
+class _Ref(weakref.ref):  # type: ignore[type-arg]
+    """A weak reference to a ``Saved`` that knows its registry slot, for the callback."""
+
+    __slots__ = ("key", "ident", "finding")
+    key: int
+    ident: int
+    finding: int | None
+
+
+@dataclass(eq=False)
+class Write:
+    """An in-place op on a tensor that shares storage with saved tensors."""
+
+    op: str
+    tensor: torch.Tensor
+    place: Place
+    in_optimizer: bool
+    candidates: list[tuple[Saved, int]]
+
+
+@dataclass(frozen=True)
+class Clobber:
+    """A write that bumped the version of a tensor autograd still needs."""
+
+    saved: Saved
+    write: Write
+    after: int
+
+
+@dataclass(frozen=True)
+class StaleUnpack:
+    """Backward found a saved tensor modified; carries autograd's error text."""
+
+    saved: Saved
+    message: str
+
+
+class _Mode(TorchDispatchMode):  # type: ignore[no-untyped-call, misc]
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # torch wraps a mode's __torch_dispatch__ in a dynamo-disable guard unless told
+        # not to: about 7 us on each op. The child runs with TORCH_COMPILE_DISABLE=1
+        # (the probe checks eager semantics), so there is no compiler to keep out.
+        return False
+
+    def __init__(self, tracker: Tracker) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.tracker = tracker
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        # The hot path of the probe: every aten op of forward, backward and the
+        # optimizer comes through here, so the common case is a few attribute tests.
+        if kwargs is None:
+            kwargs = {}
+        tracker = self.tracker
+        if tracker.quiet:  # the tracker's own detach() in the pack hook
+            return func(*args, **kwargs)
+        if tracker.pending_writes:
+            tracker.flush()
+        if tracker.pending_inputs:
+            tracker.attribute_inputs(func, args)
+        writes = tracker.writes_of.get(func)
+        if writes is None:
+            writes = tracker.written_arguments(func)
+        if writes:
+            tracker.check_writes(func, writes, args, kwargs)
+        out = func(*args, **kwargs)
+        tracker.last_out = out
+        tracker.last_op = func
+        tracker.slots_node = None
+        return out
+
+
+class Tracker:
+    """Installs the hooks; calls ``on_clobber``/``on_stale`` as hazards happen.
+
+    Callbacks run inside torch ops in the user's call stack: they must not raise.
+    """
+
+    def __init__(self, user_files: UserFiles, on_clobber: Callable[[Clobber], None],
+                 on_stale: Callable[[StaleUnpack], None],
+                 on_release: Callable[[int], None] = lambda finding: None) -> None:
+        self.user_files = user_files
+        self.on_clobber = on_clobber
+        self.on_stale = on_stale
+        self.on_release = on_release  # a clobbered tensor's finding, when autograd drops it
+        self.quiet = False
+        self.pending_writes: list[Write] = []
+        self.pending_inputs: list[Saved] = []
+        self.last_out: Any = None
+        self.last_op: Any = None
+        self.slots_node: Any = None
+        self.slots_left = 0
+        self.stack: Stack = None
+        self.built_at: weakref.WeakKeyDictionary[torch.nn.Module, Point] = \
+            weakref.WeakKeyDictionary()
+        self.roots: weakref.WeakSet[torch.nn.Module] = weakref.WeakSet()
+        self._saved: dict[int, dict[int, _Ref]] = {}
+        self.writes_of: dict[Any, tuple[tuple[int, str], ...]] = {}
+        self._slot_counts: dict[type, int] = {}
+        self._op_names: dict[Any, str] = {}
+        self._arg_names: dict[Any, tuple[str, ...]] = {}
+        self._drop = self._forget  # one bound method for every weakref callback
+        self._watching = False
+
+    # -- installation ------------------------------------------------------------------
+
+    @contextmanager
+    def installed(self) -> Iterator[Tracker]:
+        with ExitStack() as stack:
+            stack.enter_context(self._module_init_patched())
+            pre = torch.nn.modules.module.register_module_forward_pre_hook(self._enter)
+            stack.callback(pre.remove)
+            post = torch.nn.modules.module.register_module_forward_hook(
+                self._leave, always_call=True)
+            stack.callback(post.remove)
+            stack.enter_context(_Mode(self))
+            stack.enter_context(torch.autograd.graph.saved_tensors_hooks(self._pack,
+                                                                         self._unpack))
+            stack.callback(self.flush)
+            yield self
+
+    def reset(self) -> None:
+        """Forget the run so far (between targets run in one process)."""
+        self.flush()
+        self.pending_inputs.clear()
+        self.last_out = self.last_op = self.slots_node = None
+        self.stack = None
+
+    @contextmanager
+    def _module_init_patched(self) -> Iterator[None]:
+        original = torch.nn.Module.__init__
+        tracker = self
+
+        def __init__(module: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
+            original(module, *args, **kwargs)
+            try:
+                tracker._note_construction(module, sys._getframe(1))
+            except Exception:  # never break the user's model over a line number
+                pass
+
+        __init__.__wrapped__ = original  # type: ignore[attr-defined]
+        __init__.__doc__ = original.__doc__
+        torch.nn.Module.__init__ = __init__  # type: ignore[method-assign, assignment]
+        try:
+            yield
+        finally:
+            torch.nn.Module.__init__ = original  # type: ignore[method-assign]
+
+    def _note_construction(self, module: torch.nn.Module, frame: Any) -> None:
+        # Skip the __init__ chain of the module itself (super().__init__() calls): the
+        # site is where it was called from, e.g. the `nn.Dropout(...)` inside a Sequential.
+        while frame is not None and frame.f_locals.get("self") is module:
+            frame = frame.f_back
+        user = self.user_files.innermost(frame)
+        if user is not None and module not in self.built_at:
+            self.built_at[module] = point(user)
+
+    # -- module stack ------------------------------------------------------------------
+
+    def _enter(self, module: torch.nn.Module, args: Any) -> None:
+        if self.stack is None:
+            self.roots.add(module)
+        self.stack = (module, self.stack)
+
+    def _leave(self, module: torch.nn.Module, args: Any, output: Any) -> None:
+        stack = self.stack
+        while stack is not None and stack[0] is not module:
+            stack = stack[1]
+        self.stack = None if stack is None else stack[1]
+
+    def place(self) -> Place:
+        """The innermost user frame, and how many modules it entered to get here: each
+        ``Module._call_impl`` frame passed on the way up is one module call. (Starting
+        from this frame is fine: the tracker's own frames are not the user's files.)"""
+        frame: Any = sys._getframe(1)
+        depth = 0
+        user_files = self.user_files
+        while frame is not None:
+            code = frame.f_code
+            if code is _CALL_IMPL:
+                depth += 1
+            elif code.co_filename in user_files:
+                return Place(point(frame), self.stack, depth)
+            frame = frame.f_back
+        return Place(None, self.stack, 0)
+
+    # -- saves -------------------------------------------------------------------------
+
+    def _pack(self, tensor: torch.Tensor) -> Saved:
+        if self.pending_writes:
+            self.flush()
+        if type(tensor) in _PLAIN:  # skip the mode for our own detach: cheaper
+            with _NO_PYTHON_DISPATCH():
+                detached = tensor.detach()
+        else:  # a tensor subclass's own __torch_dispatch__ must still see it
+            self.quiet = True
+            try:
+                detached = tensor.detach()
+            finally:
+                self.quiet = False
+        frame = sys._getframe(1)
+        saved = Saved(detached, tensor._version, _storage_key(tensor), self.place(), id(tensor))
+        if frame.f_code is _FUNCTION_APPLY:  # ctx.save_for_backward, packed as apply() ends
+            function = frame.f_locals.get("cls")
+            saved.op = getattr(function, "__name__", "autograd.Function")
+            node = tensor.grad_fn
+            saved.role = "output" if node is not None and \
+                type(node).__name__ == f"{saved.op}Backward" else "input"
+        elif self._is_result_save(tensor):
+            saved.op = self.op_name(self.last_op)
+            saved.role = "output"
+        else:
+            self.pending_inputs.append(saved)
+        if saved.key:
+            ref = _Ref(saved, self._drop)
+            ref.key, ref.ident, ref.finding = saved.key, id(saved), None
+            bucket = self._saved.get(saved.key)
+            if bucket is None:
+                bucket = self._saved[saved.key] = {}
+            bucket[ref.ident] = ref
+        return saved
+
+    def _forget(self, ref: _Ref) -> None:
+        """A saved tensor was released by autograd (backward ran, the graph was freed)."""
+        bucket = self._saved.get(ref.key)
+        if bucket is not None:
+            bucket.pop(ref.ident, None)
+            if not bucket:
+                del self._saved[ref.key]
+        if ref.finding is not None:
+            self.on_release(ref.finding)
+
+    def _is_result_save(self, tensor: torch.Tensor) -> bool:
+        out = self.last_out
+        if out is None:
+            return False
+        if isinstance(out, (tuple, list)):
+            if not any(tensor is o for o in out):
+                return False
+            node = next((o.grad_fn for o in out if isinstance(o, torch.Tensor)
+                         and o.grad_fn is not None), None)
+        elif tensor is out:
+            node = tensor.grad_fn
+        else:
+            return False
+        if node is None:
+            return False
+        if node is not self.slots_node:
+            self.slots_node = node
+            self.slots_left = self._result_slots(type(node))
+        if self.slots_left <= 0:
+            return False
+        self.slots_left -= 1
+        return True
+
+    def _result_slots(self, node_type: type) -> int:
+        count = self._slot_counts.get(node_type)
+        if count is None:
+            count = sum(1 for name in dir(node_type) if _RESULT_SLOT.fullmatch(name))
+            self._slot_counts[node_type] = count
+        return count
+
+    def attribute_inputs(self, func: Any, args: Any) -> None:
+        """The saves packed since the last op were its inputs: name the op and argument."""
+        op, names = self.op_name(func), self._argument_names(func)
+        for saved in self.pending_inputs:
+            saved.op = op
+            for index, value in enumerate(args):
+                if id(value) == saved.source_id:
+                    saved.argument = names[index] if index < len(names) else None
+                    break
+        self.pending_inputs.clear()
+
+    def op_name(self, func: Any) -> str:
+        name = self._op_names.get(func)
+        if name is None:
+            name = self._op_names[func] = _op_name(func)
+        return name
+
+    def _argument_names(self, func: Any) -> tuple[str, ...]:
+        names = self._arg_names.get(func)
+        if names is None:
+            names = self._arg_names[func] = tuple(a.name for a in func._schema.arguments)
+        return names
+
+    def _unpack(self, saved: Saved) -> torch.Tensor:
+        tensor = saved.tensor
+        saved.unpacked = True
+        if tensor._version != saved.version:
+            self.flush()
+            if saved.latent is not None:
+                self._report(saved.latent)
+                saved.latent = None
+            message = (
+                "one of the variables needed for gradient computation has been modified "
+                f"by an inplace operation: [{tensor.type()} {list(tensor.shape)}] is at "
+                f"version {tensor._version}; expected version {saved.version} instead. "
+                "(raised by gradguard probe, which names the write in its finding)"
+            )
+            self.on_stale(StaleUnpack(saved, message))
+            raise RuntimeError(message)
+        return tensor
+
+    # -- writes ------------------------------------------------------------------------
+
+    def written_arguments(self, func: Any) -> tuple[tuple[int, str], ...]:
+        writes = self.writes_of.get(func)
+        if writes is None:
+            writes = tuple(
+                (index, argument.name)
+                for index, argument in enumerate(func._schema.arguments)
+                if argument.alias_info is not None and argument.alias_info.is_write
+            )
+            self.writes_of[func] = writes
+        return writes
+
+    def check_writes(self, func: Any, writes: tuple[tuple[int, str], ...], args: Any,
+                     kwargs: Any) -> None:
+        for index, name in writes:
+            value = args[index] if index < len(args) else kwargs.get(name)
+            tensors = value if isinstance(value, (list, tuple)) else (value,)
+            for tensor in tensors:
+                if not isinstance(tensor, torch.Tensor):
+                    continue
+                bucket = self._saved.get(_storage_key(tensor))
+                if not bucket:
+                    continue
+                candidates = []
+                for ref in list(bucket.values()):
+                    saved = ref()
+                    if saved is not None and not saved.clobbered:
+                        candidates.append((saved, saved.tensor._version))
+                if candidates:
+                    self.pending_writes.append(Write(
+                        self.op_name(func), tensor, self.place(), _in_optimizer(), candidates))
+                    self._watch_for_bump()
+
+    def _watch_for_bump(self) -> None:
+        """Report as soon as the write's version bump has happened, not at the next op:
+        the code may crash (os.abort) or hang right after the write. A one-shot profile
+        hook sees the next Python event after the op returns (its c_return, or the next
+        call). Not when a profiler already holds the hook: then the next op reports."""
+        if not self._watching and sys.getprofile() is None:
+            self._watching = True
+            sys.setprofile(self._profile)
+
+    def _profile(self, frame: Any, event: str, arg: Any) -> None:
+        # Events of the dispatch itself come before the bump: wait for one that sees it.
+        for write in self.pending_writes:
+            for saved, before in write.candidates:
+                if saved.tensor._version > before:
+                    self.flush()
+                    return
+
+    def flush(self) -> None:
+        """Compare versions now that the pending writes' bumps have happened."""
+        if self._watching:
+            self._watching = False
+            sys.setprofile(None)
+        writes, self.pending_writes = self.pending_writes, []
+        for write in writes:
+            for saved, before in write.candidates:
+                after = saved.tensor._version
+                # A bump during the write is the write's own: nothing else runs between
+                # the dispatch and this flush. No bump: a `.data` alias, not autograd's.
+                if after > before and not saved.clobbered:
+                    saved.clobbered = True
+                    clobber = Clobber(saved, write, after)
+                    if saved.unpacked:
+                        # Backward already used it (retain_graph=True): the write matters
+                        # only if another backward comes, and then _unpack reports it.
+                        saved.latent = clobber
+                    else:
+                        self._report(clobber)
+
+
+    def _report(self, clobber: Clobber) -> None:
+        saved = clobber.saved
+        self.on_clobber(clobber)
+        if saved.finding is not None:  # let the weakref tell when autograd lets go of it
+            ref = self._saved.get(saved.key, {}).get(id(saved))
+            if ref is not None:
+                ref.finding = saved.finding
+
+
+def _op_name(func: Any) -> str:
+    """``relu_``, ``copy_``; ``add(out=)`` for the out= overloads, whose name says less."""
+    if func is None:
+        return "?"
+    packet = getattr(func, "overloadpacket", None)
+    name = str(getattr(packet, "__name__", func))
+    if getattr(func, "_overloadname", "").startswith("out"):
+        return f"{name}(out=)"
+    return name
+
+
+def _storage_key(tensor: torch.Tensor) -> int:
+    """The storage's address: tensors (views, bases, detached aliases) writing the same
+    memory share it. 0 when there is no plain storage (sparse, meta, empty)."""
+    try:
+        return int(tensor.untyped_storage().data_ptr())
+    except (RuntimeError, NotImplementedError, TypeError):
+        return 0
+
+
+def _in_optimizer() -> bool:
+    """Whether a write runs under an ``optimizer.step()`` (torch/optim on the stack)."""
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename.startswith(_OPTIM_DIR):
+            return True
+        frame = frame.f_back
+    return False
+
+
+_OPTIM_DIR = torch.optim.__file__.rsplit("__init__", 1)[0]
