@@ -99,8 +99,8 @@ class Autograd:
         output = self._output(effect, first, graph, op)
         if output is first and first is not None:
             first.history = first.history + tuple(v for v in inputs[1:] if v is not first)
-        else:
-            output.history = tuple(inputs)
+        elif effect.differentiable:
+            output.history = tuple(inputs)  # detach() and argmax() start a new lineage
         if graph is not False:
             save_node = output_save_node or node
             aten = _backward_name(effect, op)

@@ -368,7 +368,7 @@ class Evaluator:
         storages = tuple(self.autograd.new_storage(leaf=s.leaf, param=s.param)
                          for s in value.storages)
         return Value(value.kind, storages, value.requires_grad, view=value.view,
-                     desc=value.desc)
+                     desc=value.desc, history=value.history)
 
     def exec_with(self, statement: cst.With, frame: Frame) -> None:
         grad = self.autograd.grad_enabled
@@ -429,7 +429,7 @@ class Evaluator:
         """One element of an iterable whose elements are not individually known."""
         if value.kind == "list" and value.view == "multi":
             return Value("tensor", value.storages, value.requires_grad, view="multi",
-                         desc=value.desc)
+                         desc=value.desc, history=(value,))
         if value.kind == "list" and value.element is not None:
             return self.distinct(value.element)
         if value.kind == "list" and value.items:
@@ -441,7 +441,8 @@ class Evaluator:
             return constant(UNKNOWN_INT)
         if value.kind == "tensor":
             # Iterating a tensor unbinds it: views autograd forbids writing to.
-            return Value("tensor", value.storages, value.requires_grad, view="multi")
+            return Value("tensor", value.storages, value.requires_grad, view="multi",
+                         history=(value,))
         return unknown()
 
     def write_subscript(self, target: cst.Subscript, value: Value, frame: Frame) -> None:
@@ -559,7 +560,8 @@ class Evaluator:
                 # .data has a version counter of its own: writes through it go unseen.
                 return self.autograd.fresh(False, self.text(expr))
             if attr in ("T", "mT", "H", "mH", "real", "imag"):
-                return Value("tensor", owner.storages, owner.requires_grad, view="view")
+                return Value("tensor", owner.storages, owner.requires_grad, view="view",
+                             history=(owner,))
             if attr in ("shape", "ndim", "dtype", "device", "is_leaf", "requires_grad"):
                 return constant(UNKNOWN_INT)
             if attr == "grad":

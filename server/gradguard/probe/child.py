@@ -153,7 +153,11 @@ def run_targets(spec: dict[str, Any], events: TargetEvents, device: Any) -> None
         if reporter is not None:
             reporter.release(finding)
 
-    tracker = Tracker(user_files, clobber, stale, release)
+    def silent(event: Any) -> None:
+        if reporter is not None:
+            reporter.silent(event)
+
+    tracker = Tracker(user_files, clobber, stale, release, silent)
     ids = itertools.count()
     first = spec.get("first", 0)
     pristine = (list(sys.argv), list(sys.path), set(sys.modules), os.getcwd())

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from gradguard.probe.sites import Point, Site, UserFiles, site, source_text
-from gradguard.probe.tracker import Clobber, Place, Saved, StaleUnpack, Tracker
+from gradguard.probe.tracker import Clobber, Place, Saved, SilentWrite, StaleUnpack, Tracker
 
 Finding = dict[str, Any]
 
@@ -58,6 +58,7 @@ class Reporter:
         self._key_of: dict[int, tuple[Any, ...]] = {}
         self._live: dict[int, int] = {}  # finding -> overwritten tensors still saved
         self._saves: dict[int, int] = {}  # finding -> distinct saving sites it names
+        self._confirmed: set[int] = set()  # used by backward, though torch raised nothing
 
     # -- tracker callbacks (run inside torch ops: never raise) -------------------------
 
@@ -137,11 +138,34 @@ class Reporter:
     def _retract_unconfirmed(self, finding: int) -> None:
         record = self.findings.get(finding)
         self._live.pop(finding, None)
-        if record is None or record["torch_error"] is not None:
+        if record is None or record["torch_error"] is not None or finding in self._confirmed:
             return
         del self.findings[finding]
         self._index.pop(self._key_of.pop(finding), None)
         self.emit("retract", {"id": finding})
+
+    def silent(self, event: SilentWrite) -> None:
+        try:
+            self._silent(event)
+        except Exception as error:  # pragma: no cover
+            self.emit("internal", {"error": f"{type(error).__name__}: {error}"})
+
+    def _silent(self, event: SilentWrite) -> None:
+        saved, write = event.saved, event.write
+        write_site, _, write_module = self._locate(write.place)
+        save_site, _, save_module = self._locate(saved.place)
+        if write_site is None or save_site is None:
+            return
+        saved_what = _saved_description(saved, _module_phrase(saved.place, save_module))
+        message = (f"`{write.op}`{_module_phrase(write.place, write_module)} writes into "
+                   f"{saved_what}, saved for backward{_line_ref(save_site, write_site)}, "
+                   "through `.data` or another alias autograd does not track: backward "
+                   "then used the new values without an error, so its gradients are "
+                   "silently wrong")
+        related = [_related(save_site, f"{saved_what} saved here for backward")]
+        index = self._add(("GG001", write_site.path, write_site.line, "silent"), "GG001",
+                          write_site, message, related)
+        self._confirmed.add(index)
 
     def _stale(self, event: StaleUnpack) -> None:
         saved = event.saved

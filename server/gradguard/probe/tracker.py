@@ -70,7 +70,8 @@ class Saved:
     pack hook's return value is what autograd holds). Slots: one is made per save."""
 
     __slots__ = ("tensor", "version", "key", "place", "op", "role", "argument",
-                 "source_id", "clobbered", "unpacked", "latent", "finding", "__weakref__")
+                 "source_id", "clobbered", "unpacked", "latent", "silent", "finding",
+                 "__weakref__")
 
     def __init__(self, tensor: torch.Tensor, version: int, key: int, place: Place,
                  source_id: int) -> None:
@@ -85,6 +86,7 @@ class Saved:
         self.clobbered = False
         self.unpacked = False  # a backward has used it (it survives only with retain_graph)
         self.latent: Clobber | None = None  # a write after that, reported if used again
+        self.silent: Write | None = None  # a write that did not bump its version
         self.finding: int | None = None
 
 
@@ -115,6 +117,14 @@ class Clobber:
     saved: Saved
     write: Write
     after: int
+
+
+@dataclass(frozen=True)
+class SilentWrite:
+    """A write autograd cannot see (no version bump) into a tensor backward then used."""
+
+    saved: Saved
+    write: Write
 
 
 @dataclass(frozen=True)
@@ -153,9 +163,16 @@ class _Mode(TorchDispatchMode):  # type: ignore[no-untyped-call, misc]
         writes = tracker.writes_of.get(func)
         if writes is None:
             writes = tracker.written_arguments(func)
-        if writes:
+        if not writes:
+            out = func(*args, **kwargs)
+        else:
+            pending = len(tracker.pending_writes)
             tracker.check_writes(func, writes, args, kwargs)
-        out = func(*args, **kwargs)
+            try:
+                out = func(*args, **kwargs)
+            except BaseException:
+                del tracker.pending_writes[pending:]  # it wrote nothing: no version bump
+                raise
         tracker.last_out = out
         tracker.last_op = func
         tracker.slots_node = None
@@ -170,10 +187,12 @@ class Tracker:
 
     def __init__(self, user_files: UserFiles, on_clobber: Callable[[Clobber], None],
                  on_stale: Callable[[StaleUnpack], None],
-                 on_release: Callable[[int], None] = lambda finding: None) -> None:
+                 on_release: Callable[[int], None] = lambda finding: None,
+                 on_silent: Callable[[SilentWrite], None] = lambda event: None) -> None:
         self.user_files = user_files
         self.on_clobber = on_clobber
         self.on_stale = on_stale
+        self.on_silent = on_silent
         self.on_release = on_release  # a clobbered tensor's finding, when autograd drops it
         self.quiet = False
         self.pending_writes: list[Write] = []
@@ -378,6 +397,10 @@ class Tracker:
     def _unpack(self, saved: Saved) -> torch.Tensor:
         tensor = saved.tensor
         saved.unpacked = True
+        if saved.silent is not None and tensor._version == saved.version:
+            self.flush()
+            write, saved.silent = saved.silent, None
+            self.on_silent(SilentWrite(saved, write))
         if tensor._version != saved.version:
             self.flush()
             if saved.latent is not None:
@@ -464,6 +487,11 @@ class Tracker:
                         saved.latent = clobber
                     else:
                         self._report(clobber)
+                elif after == before and not saved.clobbered and saved.silent is None \
+                        and _overlaps(write.tensor, saved.tensor):
+                    # Same memory, own version counter (`.data`, `set_`): autograd will
+                    # never notice. It is a bug if backward uses the tensor: see _unpack.
+                    saved.silent = write
 
 
     def _report(self, clobber: Clobber) -> None:
@@ -493,6 +521,22 @@ def _storage_key(tensor: torch.Tensor) -> int:
         return int(tensor.untyped_storage().data_ptr())
     except (RuntimeError, NotImplementedError, TypeError):
         return 0
+
+
+def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two tensors' byte ranges intersect (a superset of sharing an element)."""
+    try:
+        if a.numel() == 0 or b.numel() == 0:
+            return False
+        spans = []
+        for t in (a, b):
+            extent = sum((size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride(),
+                                                                           strict=True))
+            spans.append((t.data_ptr(), t.data_ptr() + (extent + 1) * t.element_size()))
+        (a0, a1), (b0, b1) = spans
+        return a0 < b1 and b0 < a1
+    except RuntimeError:
+        return True
 
 
 def _in_optimizer() -> bool:
