@@ -11,6 +11,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from gradguard.analysis.autograd import Autograd
+from gradguard.analysis.blocks import split_blocks
 from gradguard.analysis.evaluator import Evaluator, OutOfBudget
 from gradguard.analysis.findings import Finding
 from gradguard.analysis.hazard import Hazard
@@ -32,8 +33,15 @@ def _better(new: Finding, old: Finding) -> bool:
     return (rank[new.confidence], len(new.via)) < (rank[old.confidence], len(old.via))
 
 
-def may_hold_hazards(source: str) -> bool:
-    return _CANDIDATE.search(source) is not None
+# Without torch in sight nothing can be known to require grad (no parameters, no
+# requires_grad=True, no nn.Module): only uncertain findings are possible there.
+_TORCH = re.compile(r"torch|requires_grad|\bnn\.|\bF\.")
+
+
+def may_hold_hazards(source: str, uncertain: bool = False) -> bool:
+    if _CANDIDATE.search(source) is None:
+        return False
+    return uncertain or _TORCH.search(source) is not None
 
 
 class SourceError(Exception):
@@ -104,17 +112,49 @@ class RootResult:
     used: frozenset[str]
 
 
-def roots(program: Program) -> list[Root]:
+_DEFINITION = re.compile(r"(?:[ \t]*@.*\n|[ \t]*#.*\n|\s*\n)*(?:async\s+)?(?:class|def)\s+(\w+)")
+_WORD = re.compile(r"\w+")
+
+
+def reaching(source: str) -> set[str]:
+    """The top-level definitions whose interpretation can meet a write, a step or a
+    backward: those whose own text has one, and those that name such a definition.
+    ``"<module>"`` stands for the module's own statements."""
+    texts: dict[str, list[str]] = {}
+    for block in split_blocks(source):
+        match = _DEFINITION.match(block.text)
+        texts.setdefault(match.group(1) if match else "<module>", []).append(block.text)
+    names = set(texts)
+    mentions = {name: set(_WORD.findall("".join(parts))) & names
+                for name, parts in texts.items()}
+    found = {name for name, parts in texts.items()
+             if any(_CANDIDATE.search(part) for part in parts)}
+    grew = True
+    while grew:
+        grew = False
+        for name, used in mentions.items():
+            if name not in found and used & found:
+                found.add(name)
+                grew = True
+    return found
+
+
+def roots(program: Program, wanted: set[str] | None = None) -> list[Root]:
+    """Where interpretation starts; ``wanted`` limits it to the definitions named."""
+    def keep(name: str) -> bool:
+        return wanted is None or name in wanted
+
     found = []
     script = [s for s in program.statements
               if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
-    if script:
+    if script and keep("<module>"):
         found.append(Root("<module>", None, lambda ev: ev.run_module_statements(script)))
     for name, function in program.functions.items():
-        found.append(Root(f"def {name}", function, _function_start(function)))
+        if keep(name):
+            found.append(Root(f"def {name}", function, _function_start(function)))
     for info in program.classes.values():
         methods = [m for name, m in info.methods.items() if name != "__init__"]
-        if methods:
+        if methods and keep(info.name):
             found.append(Root(f"class {info.name}", info.node, _class_start(info, methods)))
     return found
 
@@ -194,11 +234,11 @@ def to_hazards(
 
 def analyze_source(source: str, selection: Selection | None = None) -> list[Hazard]:
     """The hazards in one Python source text, sorted by position."""
-    if not may_hold_hazards(source):
+    if not may_hold_hazards(source, (selection or Selection()).uncertain):
         return []
     module = parse(source)
     program = build_program(list(module.body))
-    findings = merge(run_root(program, root) for root in roots(program))
+    findings = merge(run_root(program, root) for root in roots(program, reaching(source)))
     if not findings:
         return []
     ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
