@@ -439,7 +439,7 @@ class Evaluator:
             return self.distinct(result)
         if value.kind == "const" and value.const is UNKNOWN_INT:
             return constant(UNKNOWN_INT)
-        if value.kind == "tensor":
+        if value.kind == "tensor" and not value.maybe_list:
             # Iterating a tensor unbinds it: views autograd forbids writing to.
             return Value("tensor", value.storages, value.requires_grad, view="multi",
                          history=(value,))
