@@ -36,6 +36,7 @@ import re
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -232,7 +233,11 @@ Findings = dict[Path, list[dict[str, Any]]]
 
 
 def _run_tool(command: str, files: Sequence[Path], timeout: float) -> tuple[Findings, str | None]:
-    """One run of ``gradguard <command> --format json`` over files: findings or an error."""
+    """One run of ``gradguard <command> --format json`` over files: findings or an error.
+
+    ``check`` prints a list of findings; ``probe`` prints a list of target reports, each
+    with its own ``findings`` (and an ``error`` when the target could not be run).
+    """
     cmd = [sys.executable, "-m", "gradguard", command, "--format", "json", *map(str, files)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
@@ -246,31 +251,49 @@ def _run_tool(command: str, files: Sequence[Path], timeout: float) -> tuple[Find
     except json.JSONDecodeError as exc:
         return {}, f"output is not JSON ({exc}): {proc.stdout[:200]!r}"
     findings: Findings = {Path(f).resolve(): [] for f in files}
+    flat: list[dict[str, Any]] = []
     for item in items:
-        path = Path(item["path"])
+        if "findings" in item and "line" not in item:  # a probe target report
+            if item.get("error") and len(files) == 1:
+                return {}, f"{item.get('status', 'error')}: {str(item['error'])[:300]}"
+            flat.extend(item["findings"])
+        else:
+            flat.append(item)
+    for finding in flat:
+        path = Path(finding.get("path") or files[0])
         path = (path if path.is_absolute() else ROOT / path).resolve()
-        findings.setdefault(path, []).append(item)
+        findings.setdefault(path, []).append(finding)
     return findings, None
 
 
 def run_tool(command: str, files: Sequence[Path], timeout: float = CHECK_TIMEOUT,
-             batch: bool = True) -> tuple[Findings, dict[Path, str]]:
+             batch: bool = True, jobs: int | None = None) -> tuple[Findings, dict[Path, str]]:
     """Findings per file; a file the tool fails on gets an error instead.
 
-    The files go in one batch first; if that run fails, each file runs alone so that
-    one crash does not hide the results of the others.
+    With batch, the files go in one run first; if that run fails (or without batch),
+    each file runs alone, ``jobs`` at a time, so that one failure does not hide the
+    results of the others.
     """
+    if not files:
+        return {}, {}
     if batch:
         findings, error = _run_tool(command, files, timeout)
         if error is None:
             return findings, {}
+    first, error = _run_tool(command, files[:1], timeout)
+    if error is not None and error.startswith("exit 2:"):
+        # a usage error: the tool's interface, not the file
+        return {}, {p.resolve(): error for p in files}
+    jobs = jobs or max(1, os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        rest = list(pool.map(lambda p: _run_tool(command, [p], timeout), files[1:]))
+    runs = [(files[0], (first, error)), *zip(files[1:], rest, strict=True)]
     findings, errors = {}, {}
-    for path in files:
-        one, error = _run_tool(command, [path], timeout)
-        if error is None:
+    for path, (one, err) in runs:
+        if err is None:
             findings.update(one)
         else:
-            errors[path.resolve()] = error
+            errors[path.resolve()] = err
     return findings, errors
 
 
@@ -317,21 +340,27 @@ def score(cases: Sequence[Case], findings: Findings, errors: dict[Path, str]) ->
                     f"{_describe(f)}: {f.get('message', '')}" for f in bad]})
     totals = {key: sum(p[key] for p in patterns.values())
               for key in ("positives", "found", "missed", "clean_files", "false_positives")}
-    totals["recall"] = round(totals["found"] / totals["positives"], 4) if totals["positives"] else 0.0
+    positives = totals["positives"]
+    totals["recall"] = round(totals["found"] / positives, 4) if positives else 0.0
     flagged = totals["found"] + totals["false_positives"]
     totals["precision"] = round(totals["found"] / flagged, 4) if flagged else 0.0
     return {"patterns": dict(sorted(patterns.items())), "totals": totals, "missed": missed,
             "false_positives": false_positives, "tool_errors": tool_errors}
 
 
-def probe_available() -> bool:
+def probe_status() -> str | None:
+    """None when ``gradguard probe`` can be scored, else why it cannot be yet."""
     try:
         proc = subprocess.run([sys.executable, "-m", "gradguard", "probe", "--help"],
                               capture_output=True, text=True, timeout=60, cwd=ROOT,
                               env=gradguard_env())
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return proc.returncode == 0
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"`python -m gradguard probe --help` did not run ({exc})"
+    if proc.returncode != 0:
+        return "`python -m gradguard probe --help` fails: the probe does not exist yet"
+    if "--format" not in proc.stdout:
+        return "`gradguard probe` has no `--format json` option yet"
+    return None
 
 
 def score_tool(command: str, cases: Sequence[Case], batch: bool) -> dict[str, Any]:
@@ -344,8 +373,8 @@ def score_check(cases: Sequence[Case]) -> dict[str, Any]:
 
 
 def score_probe(cases: Sequence[Case]) -> dict[str, Any] | None:
-    """Probe scores, or None when ``gradguard probe`` does not exist yet."""
-    if not probe_available():
+    """Probe scores, or None when ``gradguard probe`` cannot be scored yet."""
+    if probe_status() is not None:
         return None
     return score_tool("probe", cases, batch=False)  # the probe runs user code: one at a time
 
@@ -408,7 +437,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for problem in problems:
         print(f"MARKER MISMATCH {problem}")
     if not args.no_labels:
-        import torch  # noqa: F401  (the judge itself needs torch installed)
+        with warnings.catch_warnings():  # torch warns when numpy is missing
+            warnings.simplefilter("ignore")
+            import torch  # noqa: F401  (the judge itself needs torch installed)
 
         start = time.monotonic()
         results = judge_labels(cases, args.jobs, args.timeout)
@@ -427,10 +458,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     report: dict[str, Any] = {"cases": counts}
     report["check"] = score_check(cases)
     print_table("gradguard check", report["check"])
-    report["probe"] = score_probe(cases)
+    why_not = probe_status()
+    report["probe"] = None if why_not else score_tool("probe", cases, batch=False)
     if report["probe"] is None:
-        print("\ngradguard probe: skipped (`python -m gradguard probe --help` fails: "
-              "the probe does not exist yet)")
+        print(f"\ngradguard probe: skipped ({why_not})")
     else:
         print_table("gradguard probe", report["probe"])
 

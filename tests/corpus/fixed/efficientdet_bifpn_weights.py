@@ -1,7 +1,7 @@
 # Fixed version of positive/efficientdet_bifpn_weights.py.
 # Source: https://github.com/tristandb/EfficientDet-PyTorch/issues/7
-# Fix (the reporter's, in the thread): normalise the fusion weights out of place, so the
-#   ReLU outputs they come from stay as ReLU's backward saved them.
+# Fix (the lines the reporter found to change): normalise the fusion weights out of
+#   place, so the ReLU outputs they come from stay as ReLU's backward saved them.
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -2,7 +2,7 @@
 # Source: https://github.com/starry-sky6688/MADDPG/issues/27
 # Fix: the critic is still updated first, but the actor loss is computed after
 #   critic_optim.step(), so its backward goes through the critic's current weights (the
-#   maintainer's explanation: the old actor loss was stale once the critic changed).
+#   maintainer's explanation: the actor loss was stale once the critic had changed).
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

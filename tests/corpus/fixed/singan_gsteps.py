@@ -14,9 +14,9 @@ class Opt:
     nfc = 8
     ker_size = 3
     num_layer = 3
-    niter = 2
-    Dsteps = 3
-    Gsteps = 3
+    niter = 1
+    Dsteps = 2
+    Gsteps = 2
     lr_g = 0.0005
     lr_d = 0.0005
     beta1 = 0.5

@@ -4,8 +4,8 @@
 #   `if isinstance(m, nn.ReLU) or isinstance(m, nn.Dropout): m.inplace = True`; leave
 #   Dropout out of it. The predict heads are conv -> BN -> ReLU -> Dropout -> conv, so the
 #   in-place dropout overwrites the ReLU output that ReLU saved.
-# In-place op: lines 34, 41 (`m.inplace = True` for the Dropout; the dropout runs in
-#   `self.predict(...)`).
+# In-place op: lines 30, 34, 41 (the predict head's `nn.Dropout(0.1)`, made in-place by
+#   `m.inplace = True`, run by `self.predict(...)`).
 # Saved by: line 29 (the predict head's `nn.ReLU()`).
 # Fix: fixed/bdrar_inplace_loop.py, the author's: only ReLUs are made in-place.
 # Shrunk: a 2-level backbone, one refinement, one predict head, 32x32 input.
@@ -27,7 +27,7 @@ class BDRAR(nn.Module):
             nn.Conv2d(8, 8, 1), nn.BatchNorm2d(8))
         self.predict = nn.Sequential(
             nn.Conv2d(8, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),  # [saves]
-            nn.Dropout(0.1), nn.Conv2d(8, 1, 1))
+            nn.Dropout(0.1), nn.Conv2d(8, 1, 1))  # [inplace]
 
         for m in self.modules():
             if isinstance(m, nn.ReLU) or isinstance(m, nn.Dropout):

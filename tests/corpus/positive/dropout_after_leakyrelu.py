@@ -7,7 +7,7 @@
 # In-place op: lines 24, 32 (`nn.Dropout(0.25, inplace=True)`, run by `self.main(input)`).
 # Saved by: line 23 (`nn.LeakyReLU(0.2, inplace=True)`: leaky_relu_ saves its output).
 # Fix: fixed/dropout_after_leakyrelu.py: the dropout out of place (the issue was closed
-#   as expected behaviour; this is the change that makes backward run).
+#   without a patch to PyTorch; this is the change that makes backward run).
 # Shrunk: two conv stages, 32x32 inputs, one discriminator step.
 import torch
 import torch.nn as nn

@@ -5,7 +5,7 @@
 #   `w1 /= torch.sum(w1, dim=0) + self.epsilon`, right after the ReLU that saved them.
 # In-place op: line 60 (`w1 /= ...`; `w2 /= ...` two lines below is the same bug).
 # Saved by: line 59 (`w1 = self.w1_relu(self.w1)`: ReLU's backward needs its output).
-# Fix: fixed/efficientdet_bifpn_weights.py, the reporter's fix: normalise out of place.
+# Fix: fixed/efficientdet_bifpn_weights.py: these lines changed to normalise out of place.
 # Shrunk: one BiFPN block, 8 channels, feature maps of 32x32 down to 2x2.
 import torch
 import torch.nn as nn

@@ -6,7 +6,7 @@
 # In-place op: line 94 (`self.critic_optim.step()`).
 # Saved by: line 89 (`self.critic_network(o, u)` in the actor loss keeps the critic's weights).
 # Fix: fixed/maddpg_critic_before_actor.py: keep the critic-first order, but compute the
-#   actor loss after the critic's step, as the maintainer suggests.
+#   actor loss after the critic's step, along the lines of the maintainer's answer.
 # Shrunk: 2 agents, random transitions, small MLPs, no target soft update or saving.
 import torch
 import torch.nn as nn

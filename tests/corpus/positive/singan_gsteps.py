@@ -9,7 +9,7 @@
 #   their weights).
 # Fix: fixed/singan_gsteps.py, the one-line solution of the issue: generate a new fake at
 #   the start of each generator step.
-# Shrunk: one scale, 3+3 steps, 2 epochs, no gradient penalty, tiny networks.
+# Shrunk: one scale, 2+2 steps, 1 epoch, no gradient penalty, tiny networks.
 import torch
 import torch.nn as nn
 import torch.optim as optim
@@ -22,9 +22,9 @@ class Opt:
     nfc = 8
     ker_size = 3
     num_layer = 3
-    niter = 2
-    Dsteps = 3
-    Gsteps = 3
+    niter = 1
+    Dsteps = 2
+    Gsteps = 2
     lr_g = 0.0005
     lr_d = 0.0005
     beta1 = 0.5

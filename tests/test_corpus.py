@@ -1,0 +1,111 @@
+"""The accuracy corpus (tests/corpus): its labels hold under torch, its scores ratchet.
+
+Every script of the manifest runs under torch in a subprocess (bench/accuracy.py's
+judge): positives must raise their in-place RuntimeError, fixed and negative scripts
+must run cleanly. Then ``gradguard check`` is scored on the corpus, and neither its
+findings nor its false positives may get worse than the figures recorded in
+tests/corpus/scores.json (record new ones with
+``python bench/accuracy.py --write-scores tests/corpus/scores.json``).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("gradguard_bench_accuracy",
+                                               ROOT / "bench" / "accuracy.py")
+assert _spec is not None and _spec.loader is not None
+accuracy = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = accuracy  # dataclasses look their module up by name
+_spec.loader.exec_module(accuracy)
+
+CASES = accuracy.load_manifest()
+BY_ID = {case.id: case for case in CASES}
+
+
+@functools.cache
+def label_results() -> dict[str, Any]:
+    """Every script judged once per session, side by side on all cores."""
+    pytest.importorskip("torch")
+    results = accuracy.judge_labels(CASES, jobs=os.cpu_count())
+    return {result.case.id: result for result in results}
+
+
+@pytest.mark.parametrize("case_id", sorted(BY_ID))
+def test_label_holds_under_torch(case_id: str) -> None:
+    result = label_results()[case_id]
+    assert result.ok, f"{case_id} ({result.case.kind}, {result.case.pattern}): {result.detail}"
+
+
+def test_manifest_lines_match_the_markers() -> None:
+    problems = [p for case in CASES for p in accuracy.marker_problems(case)]
+    assert not problems, "\n".join(problems)
+
+
+def test_corpus_size_and_pairs() -> None:
+    kinds = {kind: [c for c in CASES if c.kind == kind] for kind in accuracy.KINDS}
+    assert len(kinds["positive"]) >= 40
+    assert len(kinds["negative"]) >= 20
+    positives = {Path(c.file).name for c in kinds["positive"]}
+    fixed = {Path(c.file).name for c in kinds["fixed"]}
+    assert positives == fixed, f"positives without a fix: {sorted(positives - fixed)}; " \
+                               f"fixes without a positive: {sorted(fixed - positives)}"
+    for case in kinds["positive"]:
+        head = case.path.read_text(encoding="utf-8").splitlines()[:20]
+        if not case.source.startswith("seeds/"):
+            assert any(case.source in line for line in head), f"{case.file}: no Source header"
+
+
+def _recorded(tool: str) -> dict[str, Any]:
+    if not accuracy.SCORES.is_file():
+        pytest.skip(f"{accuracy.SCORES.relative_to(ROOT)} does not exist yet: record it with "
+                    "`python bench/accuracy.py --write-scores tests/corpus/scores.json`")
+    recorded = json.loads(accuracy.SCORES.read_text(encoding="utf-8")).get(tool)
+    if recorded is None:
+        pytest.skip(f"no {tool} scores recorded in {accuracy.SCORES.name}")
+    return recorded
+
+
+def _regressions(recorded: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    problems = []
+    for name, before in {"total": recorded["totals"], **recorded["patterns"]}.items():
+        after = now["totals"] if name == "total" else now["patterns"].get(name)
+        if after is None:
+            problems.append(f"{name}: pattern no longer in the corpus")
+            continue
+        if after["found"] < before["found"]:
+            problems.append(f"{name}: found {after['found']}, recorded {before['found']}")
+        if after["false_positives"] > before["false_positives"]:
+            problems.append(f"{name}: false positives {after['false_positives']}, "
+                            f"recorded {before['false_positives']}")
+    if problems:
+        problems += [f"missed: {m['file']}" for m in now["missed"]]
+        problems += [f"FP: {fp['file']}: {fp['findings']}" for fp in now["false_positives"]]
+    return problems
+
+
+def test_check_scores_do_not_regress() -> None:
+    recorded = _recorded("check")
+    now = accuracy.score_check(CASES)
+    assert not now["tool_errors"], now["tool_errors"]
+    problems = _regressions(recorded, now)
+    assert not problems, "\n".join(problems)
+
+
+def test_probe_scores_do_not_regress() -> None:
+    recorded = _recorded("probe")
+    why_not = accuracy.probe_status()
+    if why_not is not None:
+        pytest.fail(f"probe scores are recorded, but the probe cannot be scored: {why_not}")
+    now = accuracy.score_tool("probe", CASES, batch=False)
+    problems = _regressions(recorded, now)
+    assert not problems, "\n".join(problems)
