@@ -86,6 +86,12 @@ AUGMENTED_SYMBOLS = {
     "BitwiseAndAssign": "&=",
     "BitwiseOrAssign": "|=",
 }
+NON_TENSOR_METHODS = {"item", "tolist", "size", "dim", "numel", "numpy", "data_ptr",
+                      "stride", "element_size", "is_contiguous", "get_device", "nelement",
+                      "ndimension", "is_floating_point", "storage_offset"}
+TUPLE_METHODS = {"max", "min", "sort", "topk", "kthvalue", "mode", "median", "nanmedian",
+                 "unique", "unique_consecutive", "split", "chunk", "unbind", "tensor_split",
+                 "svd", "qr", "slogdet", "aminmax", "frexp", "cummax", "cummin", "histogram"}
 MODULE_RETURNS_SELF = {"train", "eval", "to", "cuda", "cpu", "float", "double", "half",
                        "requires_grad_", "type", "share_memory"}
 
@@ -974,9 +980,7 @@ class Evaluator:
             return owner
         effect = self.facts.methods.get(name) or self.facts.inplace_method(name)
         if effect is None:
-            return Value("unknown", (self.autograd.new_storage(),),
-                         None if owner.requires_grad is not False else False, desc=label,
-                         history=(owner, *[a for a in args if is_tensorish(a)]))
+            return self.untraced_method(owner, name, args, label)
         effect = effect.with_inplace(self.flag(effect.inplace_flag, call, [owner, *args],
                                                kwargs) is True)
         operands = [owner] + [a for a in args if is_tensorish(a)]
@@ -1045,6 +1049,18 @@ class Evaluator:
             return None
         return DropOut(call, target, self.place)
 
+    def untraced_method(self, owner: Value, name: str, args: list[Value],
+                        label: str) -> Value:
+        """A Tensor method no spelling traced: what it returns, saving nothing known."""
+        if name in NON_TENSOR_METHODS:
+            return constant(UNKNOWN_INT)
+        if name.startswith("new_"):
+            return Value("tensor", (self.autograd.new_storage(),), False, desc=label)
+        grad = None if owner.requires_grad is not False else False
+        kind = "unknown" if name in TUPLE_METHODS or owner.kind != "tensor" else "tensor"
+        return Value(kind, (self.autograd.new_storage(),), grad, desc=label,
+                     history=(owner, *[a for a in args if is_tensorish(a)]))
+
     def optimizer_step(self, optimizer: Value, call: cst.Call) -> None:
         grad = self.autograd.grad_enabled
         # optimizer.step() runs under no_grad: it bumps versions but is no leaf misuse.
@@ -1085,6 +1101,11 @@ class Evaluator:
                          element=parameter)
         if name == "named_parameters":
             return Value("list", items=None, updates=[owner], desc="parameters")
+        if name in ("eval", "train") and owner.attrs is not None:
+            mode = name == "train" and not (args and args[0].kind == "const" and
+                                            args[0].const is False)
+            owner.attrs["training"] = constant(mode)
+            return owner
         if name in MODULE_RETURNS_SELF:
             return owner
         if name in ("register_buffer", "register_parameter", "add_module") and \
