@@ -99,9 +99,13 @@ def timed(command: list[str], ok_codes: tuple[int, ...]) -> tuple[float, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=1, help="runs per command (fastest counts)")
+    parser.add_argument("--only", default=None, help="comma-separated package names")
     args = parser.parse_args(argv)
 
     trees = ensure_real_trees()
+    if args.only:
+        wanted = {name.strip() for name in args.only.split(",")}
+        trees = {name: tree for name, tree in trees.items() if name in wanted}
     paths = [str(tree) for tree in trees.values()]
     files = {name: python_files(tree) for name, tree in trees.items()}
     lines = {name: sum(map(count_lines, found)) for name, found in files.items()}

@@ -19,7 +19,7 @@ y = torch.sigmoid(x)
 y.relu_(){comment}
 """
 
-ODD_CHARACTERS = ["# page break \x0c", "s = 'a\u2028b'", "# \x1c\x1d\x1e\x85\u2029"]
+ODD_CHARACTERS = ["s = 1  # page break \x0c", "s = 'a\u2028b'", "s = 1  # \x1c\x1d\x1e\x85\u2029"]
 
 
 @pytest.mark.parametrize("line2", ODD_CHARACTERS)

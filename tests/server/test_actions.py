@@ -1,8 +1,9 @@
 """Code actions from diagnostic data: quick fixes, suppression, fix-all, staleness.
 
-The analysis attaches no fixes yet (issue 5), so these build hazards that carry fixes
-by hand and run them through the same path the server uses: ``build_outcome`` turns them
-into diagnostics with data, ``code_actions`` turns data into edits.
+These build hazards with fixes by hand, to cover what the seeds do not (overlapping
+fixes, columns after CJK text, clients without ``documentChanges`` or ``dataSupport``),
+and run them through the server's own path: ``build_outcome`` turns them into
+diagnostics with data, ``code_actions`` turns data into edits.
 """
 
 from __future__ import annotations

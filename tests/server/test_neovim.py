@@ -18,6 +18,9 @@ from typing import Any
 import pytest
 from conftest import EXAMPLES
 
+from gradguard.analysis.incremental import IncrementalDocument
+from gradguard.server.positions import LineIndex
+
 SCRIPT = Path(__file__).parent / "nvim" / "unet3plus.lua"
 
 
@@ -61,13 +64,20 @@ def test_neovim_shows_the_unet3plus_finding_and_applies_the_preferred_action(
     assert report["before"][0]["col"] == len("            ")  # at nn.Dropout(
     titles = [a["title"] for a in report["actions"]]
     assert "Ignore GG001 on this line" in titles
-    preferred = [a for a in report["actions"] if a["preferred"]]
-    dropout_line = report["lines"][116]
-    if preferred:
-        assert report["applied"] == preferred[0]["title"]
-        assert "inplace=True" not in dropout_line
-    else:  # no fixes yet (issue 5): the ignore action was applied
-        assert report["applied"] == "Ignore GG001 on this line"
-        assert dropout_line == \
-            "            nn.Dropout(p=0.5, inplace=True),  # gradguard: ignore[GG001]"
+    (preferred,) = [a for a in report["actions"] if a["preferred"]]
+    assert report["applied"] == preferred["title"]
+    # The buffer is the seed with the analysis's own fix applied, no more, no less.
+    assert report["lines"] == _fixed_seed().split("\n")[:-1]
     assert report["after"] == []
+
+
+def _fixed_seed() -> str:
+    text = (EXAMPLES / "unet3plus_seed.py").read_text("utf-8")
+    (hazard,) = IncrementalDocument().update(text)
+    assert hazard.fix is not None
+    index = LineIndex(text)
+    for edit in sorted(hazard.fix.edits, key=lambda e: e.span, reverse=True):
+        start = index.starts[edit.span.line - 1] + edit.span.column - 1
+        end = index.starts[edit.span.end_line - 1] + edit.span.end_column - 1
+        text = text[:start] + edit.new_text + text[end:]
+    return text

@@ -104,3 +104,20 @@ def test_a_pyproject_that_is_not_toml_is_reported(tmp_path: Path) -> None:
 
     assert resolver.resolve(str(tmp_path / "m.py")).ignore == frozenset()
     assert "cannot read" in " ".join(resolver.take_problems())
+
+
+def test_an_editor_sending_an_empty_ignore_list_keeps_the_projects_ignores(
+        tmp_path: Path) -> None:
+    _project(tmp_path, 'ignore = ["GG001"]\nselect = ["GG00"]')
+    resolver = SettingsResolver()
+    problems: list[str] = []
+    # What the VS Code client sends by default (and keys the probe reads).
+    resolver.client_global = parse_layer(
+        {"ignore": [], "severity": {}, "exclude": [], "probe": {"onSave": False},
+         "trusted": True}, str(tmp_path), "client settings", problems)
+
+    settings = resolver.resolve(str(tmp_path / "m.py"))
+
+    assert problems == []
+    assert settings.ignore == {"GG001"}
+    assert settings.select == {"GG00"}

@@ -177,7 +177,8 @@ class Autograd:
             live = list(storage.saves)
             if live and storage.param:
                 # Any one save made for sure makes the later backward fail for sure.
-                surest = "high" if any(s.confidence == "high" for s in live) else "medium"
+                surest: Confidence = "high" if any(s.confidence == "high" for s in live) \
+                    else "medium"
                 level = _lower(confidence, surest)
                 storage.pending.append(PendingWrite(node, op, live, level, place))
             elif live:

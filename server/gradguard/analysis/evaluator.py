@@ -19,6 +19,7 @@ from gradguard.analysis.autograd import Autograd
 from gradguard.analysis.names import dotted_name
 from gradguard.analysis.program import ClassInfo, Program, decorator_names
 from gradguard.analysis.values import (
+    Kind,
     NnModule,
     Sequential,
     Storage,
@@ -1057,7 +1058,8 @@ class Evaluator:
         if name.startswith("new_"):
             return Value("tensor", (self.autograd.new_storage(),), False, desc=label)
         grad = None if owner.requires_grad is not False else False
-        kind = "unknown" if name in TUPLE_METHODS or owner.kind != "tensor" else "tensor"
+        kind: Kind = "unknown" if name in TUPLE_METHODS or owner.kind != "tensor" \
+            else "tensor"
         return Value(kind, (self.autograd.new_storage(),), grad, desc=label,
                      history=(owner, *[a for a in args if is_tensorish(a)]))
 

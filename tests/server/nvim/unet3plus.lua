@@ -1,6 +1,6 @@
 -- Neovim as the client: start gradguard with vim.lsp.start, open the UNet3+ seed, read
--- the diagnostics Neovim shows, apply the preferred code action (the ignore action while
--- no fix exists), and write what happened as JSON for the Python test to check.
+-- the diagnostics Neovim shows, apply the preferred code action (the quick fix), and
+-- write what happened as JSON for the Python test to check.
 -- Run as: nvim --headless --clean -l unet3plus.lua  (GG_PYTHON, GG_FILE, GG_OUT in env)
 local python, file, out = os.getenv("GG_PYTHON"), os.getenv("GG_FILE"), os.getenv("GG_OUT")
 local report = { steps = {} }

@@ -1,0 +1,160 @@
+"""When analyses run: at once after a pause, once per burst, never published stale."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from lsprotocol import types
+
+from gradguard.analysis import incremental
+from gradguard.server.documents import Outcome, TextBuffer, TextUnit, Unit
+from gradguard.server.scheduler import Scheduler
+from gradguard.server.settings import Settings
+
+pytestmark = pytest.mark.asyncio
+
+PROGRAM = '''import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.sig = nn.Sigmoid()
+        self.relu = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        x = self.sig(x)
+        return self.relu(x)
+
+    def other(self, x):
+        return x
+
+
+class Unrelated(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def helper():
+    x = torch.randn(4, requires_grad=True)
+    y = torch.sigmoid(x)
+    y.relu_()
+    return y
+'''
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.outcomes: list[Outcome] = []
+        self.arrived = asyncio.Event()
+
+    def __call__(self, unit: Unit, outcome: Outcome) -> None:
+        self.outcomes.append(outcome)
+        self.arrived.set()
+
+    async def until_version(self, version: int) -> Outcome:
+        async def wait() -> Outcome:
+            while not self.outcomes or self.outcomes[-1].version < version:
+                self.arrived.clear()
+                await self.arrived.wait()
+            return self.outcomes[-1]
+
+        return await asyncio.wait_for(wait(), 20)
+
+
+def _unit(debounce_ms: int = 75) -> TextUnit:
+    uri = "file:///net.py"
+    return TextUnit(uri, None, Settings(debounce_ms=debounce_ms),
+                    text_buffer=TextBuffer(uri, PROGRAM, 1))
+
+
+def _type(unit: TextUnit, text: str, line: int, column: int) -> None:
+    at = types.Position(line, column)
+    unit.text_buffer.apply([types.TextDocumentContentChangePartial(types.Range(at, at), text)],
+                           unit.version + 1, "utf-16")
+
+
+async def test_an_edit_in_one_method_re_runs_only_that_classs_roots(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    run_root = incremental.run_root
+    ran: list[str] = []
+
+    def recording_run_root(program: Any, root: Any) -> Any:
+        ran.append(root.key)
+        return run_root(program, root)
+
+    monkeypatch.setattr(incremental, "run_root", recording_run_root)
+    recorder = Recorder()
+    scheduler = Scheduler(recorder)
+    unit = _unit()
+    scheduler.edited(unit, "utf-16")
+    await recorder.until_version(1)
+    everything = list(ran)
+
+    await asyncio.sleep(0.1)  # a pause: the next edit is analysed at once
+    _type(unit, " ", 11, len("        x = self.sig(x)"))
+    scheduler.edited(unit, "utf-16")
+    outcome = await recorder.until_version(2)
+
+    again = ran[len(everything):]
+    assert any("Unrelated" in key for key in everything)
+    assert any("helper" in key for key in everything)
+    assert again and all("Net" in key and "Unrelated" not in key for key in again)
+    assert [d.code for d in outcome.diagnostics[unit.key]] == ["GG001", "GG001"]
+    scheduler.shutdown()
+
+
+async def test_a_burst_of_keystrokes_is_analysed_once_after_it_ends() -> None:
+    recorder = Recorder()
+    scheduler = Scheduler(recorder)
+    unit = _unit(debounce_ms=50)
+    scheduler.edited(unit, "utf-16")
+    await recorder.until_version(1)
+    await asyncio.sleep(0.1)
+
+    for offset, char in enumerate("# a comment typed fast"):
+        _type(unit, char, 14, offset)
+        scheduler.edited(unit, "utf-16")
+        await asyncio.sleep(0.005)
+    last = unit.version
+    final = await recorder.until_version(last)
+
+    published = [o.version for o in recorder.outcomes]
+    assert final.version == last
+    # The first keystroke after the pause is analysed at once; the rest wait for quiet.
+    assert published == [1, 2, last] or published == [1, last]
+    assert scheduler.analyses_run <= 3  # not one per keystroke
+    scheduler.shutdown()
+
+
+async def test_an_analysis_made_stale_by_a_newer_version_is_not_published() -> None:
+    recorder = Recorder()
+    scheduler = Scheduler(recorder)
+    unit = _unit(debounce_ms=0)
+    scheduler.edited(unit, "utf-16")
+    # Version 2 arrives before the analysis of version 1 is done.
+    _type(unit, "\n", 0, 0)
+    scheduler.edited(unit, "utf-16")
+
+    outcome = await recorder.until_version(2)
+
+    assert [o.version for o in recorder.outcomes] == [2]
+    assert unit.is_current(outcome)
+    scheduler.shutdown()
+
+
+async def test_waiting_for_the_current_outcome_returns_the_latest_version() -> None:
+    recorder = Recorder()
+    scheduler = Scheduler(recorder)
+    unit = _unit()
+    scheduler.edited(unit, "utf-16")
+    _type(unit, "\n", 0, 0)
+    scheduler.edited(unit, "utf-16")
+
+    outcome = await asyncio.wait_for(unit.current(), 20)
+
+    assert outcome is not None and outcome.version == 2
+    scheduler.shutdown()
