@@ -2,6 +2,7 @@
 
     gradguard probe TARGET [--format text|json] [--timeout S] [--memory-mb MB]
                     [--device cpu|cuda] [--auto] [--show-output] [-- SCRIPT ARGS]
+    gradguard probe TARGET TARGET...  # several, in one child process (one torch import)
     gradguard probe            # every entry of [tool.gradguard.probe] in pyproject.toml
 
 Findings go to stdout (``path:line:col: CODE message``, or JSON); notes, errors and,
@@ -23,7 +24,7 @@ from gradguard.probe.config import ConfigError, load_config
 from gradguard.probe.runner import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, ProbeResult, run_probes
 from gradguard.probe.target import ProbeTarget, TargetError, parse_target
 
-NO_TORCH = ("gradguard probe runs your code under torch, which is not installed here; "
+NO_TORCH = ("the probe runs your code under torch, which is not installed here; "
             "install the probe extra: pip install 'gradguard[probe]'")
 
 
@@ -47,41 +48,45 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # One REMAINDER positional: argparse cannot mix options after a positional with a
     # `--` section, so `run` parses what follows TARGET itself (the same options).
     parser.add_argument("words", nargs=argparse.REMAINDER,
-                        metavar="TARGET [options] [-- SCRIPT ARGS]",
+                        metavar="TARGET... [options] [-- SCRIPT ARGS]",
                         help="path.py (a script), path.py::name (a function or nn.Module "
                              "class), or path.py --auto; none: the entries of "
                              "[tool.gradguard.probe] in pyproject.toml")
 
 
-def _split(args: argparse.Namespace) -> tuple[str | None, list[str]]:
-    """TARGET, and the script's arguments; options after TARGET land in ``args``."""
+def _split(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """The TARGETs, and the script's arguments; options among the targets land in
+    ``args``. Several targets share one child process (one torch import)."""
     words: list[str] = list(args.words)
     if words and words[0] == "--":
         words = words[1:]
-    if not words:
-        return None, []
-    target, rest = words[0], words[1:]
     script: list[str] = []
-    if "--" in rest:
-        cut = rest.index("--")
-        rest, script = rest[:cut], rest[cut + 1:]
-    late = argparse.ArgumentParser(prog="gradguard probe TARGET", add_help=False)
+    if "--" in words:
+        cut = words.index("--")
+        words, script = words[:cut], words[cut + 1:]
+    late = argparse.ArgumentParser(prog="gradguard probe", add_help=False)
     _add_options(late)
-    known, unknown = late.parse_known_args(rest)
+    late.add_argument("targets", nargs="*")
+    known, unknown = late.parse_known_intermixed_args(words)
     if unknown:
-        raise TargetError(f"unexpected {' '.join(unknown)} after {target} (arguments for "
-                          "the script go after --)")
+        raise TargetError(f"unexpected {' '.join(unknown)} (arguments for the script go "
+                          "after --)")
+    targets: list[str] = known.targets
+    del known.targets
     for name, value in vars(known).items():
         if value not in (None, False):
             setattr(args, name, value)
-    return target, script
+    if script and len(targets) != 1:
+        raise TargetError("arguments after -- are for one script target")
+    return targets, script
 
 
 def _targets(args: argparse.Namespace, cwd: str) -> tuple[list[ProbeTarget], str, Any]:
-    target, script = _split(args)
+    targets, script = _split(args)
     config = load_config(cwd)
-    if target is not None:
-        return [parse_target(target, auto=args.auto, argv=tuple(script))], cwd, config
+    if targets:
+        return [parse_target(t, auto=args.auto, argv=tuple(script)) for t in targets], cwd, \
+            config
     if config is None or not config.entries:
         raise TargetError("no TARGET given, and no entries in [tool.gradguard.probe] of a "
                           "pyproject.toml here or above")

@@ -279,7 +279,8 @@ def _end_error(event: Event, result: ProbeResult, target: ProbeTarget,
         if event.get("path"):
             where = f" at {_shown(str(event['path']), options.cwd)}:{event.get('line')}"
         text = f"{target} raised {error}{where}"
-        if "can't allocate memory" in str(error) or str(error).startswith("MemoryError"):
+        if options.memory_mb and ("can't allocate memory" in str(error)
+                                  or str(error).startswith("MemoryError")):
             text += (f" (the probe limits its memory to {options.memory_mb} MB; "
                      "raise it with --memory-mb)")
         return text
@@ -302,15 +303,16 @@ def _settle(returncode: int, stopped: str, running: _Running, first: int,
     culprit = running.current
     dump = _read(os.path.join(workdir, "crash.txt"))
     if culprit is None:  # died before its first target or between two
+        child_err = _read(os.path.join(workdir, "child.stderr"))
         message = _crash_message(returncode, stopped, dump, options, None)
         if stopped == "cancelled":
             message = "cancelled"
+        elif child_err.strip():  # e.g. the interpreter could not import gradguard
+            message += f": {child_err.strip().splitlines()[-1]}"
         for index in unfinished:
             results[index].status = stopped or "crashed"
             results[index].error = message
-        child_err = _read(os.path.join(workdir, "child.stderr"))
-        if child_err and unfinished:
-            results[unfinished[0]].stderr += child_err
+        results[unfinished[0]].stderr += child_err
         return len(targets)
     result = results[culprit]
     result.duration = time.monotonic() - running.started_at.get(culprit, time.monotonic())

@@ -10,8 +10,9 @@ Three hooks, installed together by ``Tracker``:
 - a ``TorchDispatchMode``: sees each aten op as it really runs (after decomposition).
   An op whose schema marks an argument as written (``Tensor(a!)``) is checked against
   the saved tensors sharing that argument's storage. The version bump of an in-place
-  op happens after ``__torch_dispatch__`` returns, so the check compares versions at
-  the next event (next op, next save, next unpack, or the end of the run).
+  op happens after ``__torch_dispatch__`` returns, so the check compares versions as
+  soon as the bump is visible: on the next Python event (a one-shot profile hook), or
+  at the latest on the next op, save, unpack or the end of the run.
 - global ``nn.Module`` forward hooks and a wrapped ``nn.Module.__init__``: which module
   an op runs in, and where that module was built, so a write done by an
   ``nn.Dropout(inplace=True)`` inside an ``nn.Sequential`` is reported at the
@@ -180,7 +181,11 @@ class _Mode(TorchDispatchMode):  # type: ignore[no-untyped-call, misc]
 
 
 class Tracker:
-    """Installs the hooks; calls ``on_clobber``/``on_stale`` as hazards happen.
+    """Installs the hooks and calls back as hazards happen: ``on_clobber`` when a write
+    bumps a saved tensor's version, ``on_stale`` when something unpacks one so bumped
+    (just before the autograd-style error is raised), ``on_silent`` when backward uses
+    one written behind autograd's back, ``on_release`` when autograd drops a clobbered
+    tensor (with the finding id the reporter gave it).
 
     Callbacks run inside torch ops in the user's call stack: they must not raise.
     """
@@ -492,7 +497,6 @@ class Tracker:
                     # Same memory, own version counter (`.data`, `set_`): autograd will
                     # never notice. It is a bug if backward uses the tensor: see _unpack.
                     saved.silent = write
-
 
     def _report(self, clobber: Clobber) -> None:
         saved = clobber.saved
