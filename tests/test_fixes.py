@@ -11,7 +11,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from torchrun import Outcome, run_scripts
 
 from gradguard.analysis import analyze_source
 from gradguard.fixes.apply import apply_edits, combine, fix_text
@@ -21,6 +20,7 @@ from cases_gg001 import VALID as GG001_VALID
 from cases_gg002_gg004 import INVALID as OTHER_INVALID
 from cases_gg002_gg004 import VALID as OTHER_VALID
 from rulecases import Case, case
+from torchrun import Outcome, run_scripts
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SEEDS = [Case(p.name, p.read_text()) for p in sorted(EXAMPLES.glob("*_seed.py"))]
