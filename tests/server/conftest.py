@@ -69,6 +69,7 @@ class Session:
         self.encoding = encoding
         self.versions: dict[str, int] = {}
         self.texts: dict[str, str] = {}
+        self.server_capabilities = types.ServerCapabilities()
 
     def pushed(self, uri: str) -> list[types.PublishDiagnosticsParams]:
         return [p for p in self.client.published if p.uri == uri]
@@ -174,7 +175,9 @@ async def start(client: RecordingClient, profile: str, root: Path,
         initialization_options=initialization_options,
     ))
     pull = caps.text_document is not None and caps.text_document.diagnostic is not None
-    return Session(client, pull, str(result.capabilities.position_encoding or "utf-16"))
+    session = Session(client, pull, str(result.capabilities.position_encoding or "utf-16"))
+    session.server_capabilities = result.capabilities
+    return session
 
 
 @pytest.fixture
@@ -188,7 +191,16 @@ def workspace(tmp_path: Path) -> Path:
 @pytest_lsp.fixture(config=CONFIG)
 async def client(lsp_client: RecordingClient) -> Any:
     yield
-    await lsp_client.shutdown_session()
+    # pytest-lsp sends shutdown and exit only to a server it initialized, then waits for
+    # the process to end: a test that failed before ``start`` (or a server that does not
+    # answer) would hang the whole run there. End it either way.
+    try:
+        await asyncio.wait_for(lsp_client.shutdown_session(), TIMEOUT)
+    except Exception:  # no answer: the process is killed below
+        pass
+    process = lsp_client._server
+    if process is not None and process.returncode is None:
+        process.kill()
 
 
 def lines_of(diagnostics: Sequence[types.Diagnostic], code: str | None = None) -> list[int]:

@@ -121,3 +121,28 @@ def test_an_editor_sending_an_empty_ignore_list_keeps_the_projects_ignores(
     assert problems == []
     assert settings.ignore == {"GG001"}
     assert settings.select == {"GG00"}
+
+
+def test_probe_settings_come_from_the_client_and_the_pyprojects_probe_table_is_left_to_it(
+        tmp_path: Path) -> None:
+    _project(tmp_path, '[tool.gradguard.probe]\nentries = ["m.py::step"]\ntimeout = 5')
+    resolver = SettingsResolver()
+    problems: list[str] = []
+    resolver.client_global = parse_layer({"probe": {"onSave": True, "timeout": 30}},
+                                         str(tmp_path), "client settings", problems)
+
+    settings = resolver.resolve(str(tmp_path / "m.py"))
+
+    assert problems == [] and resolver.take_problems() == []
+    assert settings.probe_on_save is True
+    assert settings.probe_timeout == 30.0
+
+
+def test_bad_probe_settings_are_reported_and_skipped() -> None:
+    problems: list[str] = []
+
+    layer = parse_layer({"probe": {"onSave": "yes", "timeout": -1, "speed": 2}}, None,
+                        "client settings", problems)
+
+    assert layer == {}
+    assert len(problems) == 3 and "probe.speed" in problems[2]

@@ -6,6 +6,10 @@ tensor. Its ``data`` holds the unit version it was computed for and, in the clie
 position encoding, its fix and the lines a suppression comment may go on: code actions
 are built from that alone, and refused when the version is no longer the document's.
 
+Findings of the torch probe (``source: "gradguard-probe"``) are merged in: one that the
+static analysis reports too (same code, same line) is not shown twice, the static
+diagnostic says it is confirmed instead (and keeps its fix).
+
 Blocks that do not parse get a diagnostic of their own (code ``syntax``), at the error
 the analysis found in the block (relative to the block, shifted here to the document).
 """
@@ -20,14 +24,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from lsprotocol import types
+from pygls.uris import from_fs_path
 
 from gradguard.analysis.hazard import Hazard, Severity, Span
 from gradguard.analysis.incremental import IncrementalDocument
 from gradguard.analysis.rules import RULES
 from gradguard.server.documents import Outcome, Snapshot, Target
+from gradguard.server.probe_marks import PlacedMark
 from gradguard.server.settings import SYNTAX_CODE
 
 SOURCE = "gradguard"
+PROBE_SOURCE = "gradguard-probe"
+CONFIRMED = " (confirmed by the torch probe)"
 
 LSP_SEVERITY: dict[Severity, types.DiagnosticSeverity] = {
     "error": types.DiagnosticSeverity.Error,
@@ -174,8 +182,62 @@ def _syntax_diagnostic(problem: SyntaxProblem,
     return target.uri, diagnostic
 
 
+def _probe_diagnostic(placed: PlacedMark,
+                      context: _Context) -> tuple[str, types.Diagnostic] | None:
+    located = context.range_of(placed.span)
+    if located is None:
+        return None
+    target, range_ = located
+    mark = placed.mark
+    related = []
+    for item in placed.related:
+        if item.path == context.snapshot.path:
+            where = context.range_of(Span(item.line, item.column, item.line, item.column))
+            if where is None:
+                continue
+            location = types.Location(where[0].uri, where[1])
+        else:  # a file the probe read, perhaps not open: its line and column as they were
+            position = types.Position(item.line - 1, item.column - 1)
+            location = types.Location(from_fs_path(item.path) or item.path,
+                                      types.Range(position, position))
+        related.append(types.DiagnosticRelatedInformation(location, item.message))
+    message = mark.message
+    if mark.torch_error:
+        message += f"\ntorch then raised: {mark.torch_error}"
+    rule = RULES.get(mark.code)
+    diagnostic = types.Diagnostic(
+        range=range_,
+        message=message,
+        severity=LSP_SEVERITY[context.snapshot.settings.severity_of(mark.code, mark.severity)],
+        code=mark.code,
+        code_description=types.CodeDescription(rule.doc_url) if rule else None,
+        source=PROBE_SOURCE,
+        related_information=related or None,
+        data={"version": context.snapshot.version, "probe": mark.target,
+              "lines": [range_.start.line, range_.end.line]},
+    )
+    return target.uri, diagnostic
+
+
+def _merge_probe(per_target: dict[str, list[types.Diagnostic]],
+                 probed: list[tuple[str, types.Diagnostic]]) -> None:
+    """Add the probe's diagnostics; one the analysis made too marks that one confirmed."""
+    for uri, diagnostic in probed:
+        same = [d for d in per_target.get(uri, []) if d.code == diagnostic.code
+                and d.range.start.line == diagnostic.range.start.line]
+        if not same:
+            per_target.setdefault(uri, []).append(diagnostic)
+            continue
+        for static in same:
+            if static.source == SOURCE and not static.message.endswith(CONFIRMED):
+                static.message += CONFIRMED
+                if isinstance(static.data, dict):
+                    static.data["confirmed"] = True
+
+
 def build_outcome(snapshot: Snapshot, hazards: Iterable[Hazard],
-                  problems: Iterable[SyntaxProblem]) -> Outcome:
+                  problems: Iterable[SyntaxProblem],
+                  probe: Iterable[PlacedMark] = ()) -> Outcome:
     context = _Context(snapshot, [t.first_line for t in snapshot.targets])
     per_target: dict[str, list[types.Diagnostic]] = {t.uri: [] for t in snapshot.targets}
     made = [_hazard_diagnostic(h, context) for h in hazards]
@@ -183,6 +245,7 @@ def build_outcome(snapshot: Snapshot, hazards: Iterable[Hazard],
     for item in made:
         if item is not None:
             per_target.setdefault(item[0], []).append(item[1])
+    _merge_probe(per_target, [d for m in probe if (d := _probe_diagnostic(m, context))])
     for diagnostics in per_target.values():
         diagnostics.sort(key=lambda d: (d.range.start.line, d.range.start.character,
                                         str(d.code)))

@@ -18,6 +18,7 @@ from lsprotocol import types
 
 from gradguard.analysis.incremental import IncrementalDocument
 from gradguard.server.positions import Encoding, LineIndex, apply_change
+from gradguard.server.probe_marks import ProbeMark
 from gradguard.server.settings import Settings
 
 
@@ -71,6 +72,8 @@ class Snapshot:
     settings: Settings
     path: str | None
     encoding: Encoding
+    # What the torch probe found in this unit's file, anchored to the text it ran.
+    probe: tuple[ProbeMark, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,7 @@ class Unit:
     last_change: float = float("-inf")
     closed: bool = False
     waiters: list[asyncio.Future[None]] = field(default_factory=list)
+    probe: tuple[ProbeMark, ...] = ()
 
     @property
     def version(self) -> int:
@@ -119,7 +123,7 @@ class Unit:
 
     def snapshot(self, encoding: Encoding) -> Snapshot:
         return Snapshot(self.key, self.version, self.generation, self.program(),
-                        self.targets(), self.settings, self.path, encoding)
+                        self.targets(), self.settings, self.path, encoding, self.probe)
 
     def settle(self, outcome: Outcome | None) -> None:
         """Record a new outcome (``None``: closed) and wake whoever waits for one."""

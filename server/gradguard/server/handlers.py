@@ -10,10 +10,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
+from gradguard.probe import load_config
+from gradguard.probe.config import ConfigError
+from gradguard.server import probe_jobs
 from gradguard.server.actions import FIX_ALL, KINDS, ActionBuilder, code_actions, wanted
+from gradguard.server.documents import TextUnit
+from gradguard.server.probe_targets import probe_lenses
 from gradguard.server.protocol import ClientFeatures, GradGuardServer, path_of
 
 logger = logging.getLogger(__name__)
@@ -22,6 +29,8 @@ logger = logging.getLogger(__name__)
 FIX_ALL_WAIT_SECONDS = 5.0
 # How long the server waits for the client to answer one of its requests.
 CLIENT_ANSWER_SECONDS = 10.0
+# The client says whether the workspace is trusted (the probe runs only if it is).
+TRUST_CHANGED = "gradguard/trustChanged"
 
 
 def register(server: GradGuardServer) -> None:
@@ -71,6 +80,43 @@ def register(server: GradGuardServer) -> None:
         path = path_of(params.text_document.uri)
         if path is not None and os.path.basename(path) == "pyproject.toml":
             ls.settings_changed()
+        ls.probes.on_save(params.text_document.uri)
+
+    @server.command(probe_jobs.COMMAND)
+    async def probe(ls: GradGuardServer, *arguments: Any) -> dict[str, Any]:
+        msg_id, params = ls.requests.current_command()
+        token = params.work_done_token if params is not None else None
+        try:
+            return await ls.probes.command(list(arguments), token, msg_id)
+        except probe_jobs.BadArguments as error:
+            raise JsonRpcInvalidParams(str(error)) from None
+
+    @server.feature(TRUST_CHANGED)
+    def trust_changed(ls: GradGuardServer, params: Any) -> None:
+        trusted = params.get("trusted") if isinstance(params, dict) else \
+            getattr(params, "trusted", None)
+        ls.probes.set_trusted(trusted is True)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def code_lens(ls: GradGuardServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        uri = params.text_document.uri
+        unit = ls.units.get(uri)
+        if not isinstance(unit, TextUnit) or unit.path is None or \
+                not unit.path.endswith(".py"):
+            return []
+        buffer = unit.text_buffer
+        try:
+            config = load_config(os.path.dirname(unit.path))
+        except ConfigError:
+            config = None  # said when the probe is asked to run
+        lenses = []
+        for lens in probe_lenses(buffer.text, unit.path, config):
+            if lens.line >= buffer.index.line_count:
+                continue
+            range_ = buffer.index.line_range(lens.line, ls.encoding)
+            lenses.append(types.CodeLens(range_, types.Command(
+                title=lens.title, command=probe_jobs.COMMAND, arguments=[uri, lens.name])))
+        return lenses
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: GradGuardServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -151,3 +197,4 @@ def register(server: GradGuardServer) -> None:
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: GradGuardServer, params: None) -> None:
         ls.scheduler.shutdown()
+        ls.probes.stop_all()

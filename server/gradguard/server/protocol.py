@@ -21,6 +21,8 @@ from gradguard import __version__
 from gradguard.server.documents import Outcome, TextBuffer, TextUnit, Unit
 from gradguard.server.notebooks import NotebookUnit
 from gradguard.server.positions import Encoding, encoding_of
+from gradguard.server.probe_jobs import ProbeJobs
+from gradguard.server.requests import GradGuardProtocol
 from gradguard.server.scheduler import Scheduler
 from gradguard.server.settings import SettingsResolver, client_section, parse_layer
 
@@ -74,14 +76,21 @@ class GradGuardServer(LanguageServer):
                 notebook_selector=[types.NotebookDocumentFilterWithCells(
                     notebook="*", cells=[types.NotebookCellLanguage("python")])],
                 save=False),
+            protocol_cls=GradGuardProtocol,
         )
         self.units: dict[str, Unit] = {}
         self.cell_owner: dict[str, str] = {}
         self.resolver = SettingsResolver()
         self.features = ClientFeatures()
         self.scheduler = Scheduler(self._deliver)
+        self.probes = ProbeJobs(self)
         # The URIs each unit last published diagnostics for.
         self._shown: dict[str, set[str]] = {}
+
+    @property
+    def requests(self) -> GradGuardProtocol:
+        assert isinstance(self.protocol, GradGuardProtocol)
+        return self.protocol
 
     @property
     def encoding(self) -> Encoding:
@@ -104,6 +113,7 @@ class GradGuardServer(LanguageServer):
                         text_buffer=TextBuffer(item.uri, item.text, item.version,
                                                item.language_id))
         unit.analysis.incremental = unit.settings.incremental
+        unit.probe = self.probes.store.for_path(path)
         self._replace(item.uri, unit)
         self.show_problems()
         self.scheduler.edited(unit, self.encoding)
@@ -168,9 +178,10 @@ class GradGuardServer(LanguageServer):
 
     def set_initialization_options(self, options: object) -> None:
         root = self.resolver.folders[0] if self.resolver.folders else None
-        self.resolver.initialization = parse_layer(client_section(options), root,
-                                                   "initializationOptions",
+        section = client_section(options)
+        self.resolver.initialization = parse_layer(section, root, "initializationOptions",
                                                    self.resolver.problems)
+        self.probes.set_trusted(isinstance(section, dict) and section.get("trusted") is True)
 
     async def pull_configuration(self) -> None:
         """Ask the client for the ``gradguard`` settings, globally and per folder."""
@@ -212,6 +223,20 @@ class GradGuardServer(LanguageServer):
                 self.scheduler.refresh(unit, self.encoding)
                 changed = True
         self.show_problems()
+        if changed and self.features.pull_diagnostics and self.features.diagnostic_refresh:
+            self.workspace_diagnostic_refresh(None)
+
+    def probe_marks_changed(self, paths: set[str]) -> None:
+        """The probe found something new about these files: re-publish the open ones."""
+        wanted = {os.path.abspath(p) for p in paths}
+        changed = False
+        for unit in list(self.units.values()):
+            if isinstance(unit, TextUnit) and unit.path is not None and \
+                    os.path.abspath(unit.path) in wanted:
+                unit.probe = self.probes.store.for_path(unit.path)
+                unit.generation += 1
+                self.scheduler.refresh(unit, self.encoding)
+                changed = True
         if changed and self.features.pull_diagnostics and self.features.diagnostic_refresh:
             self.workspace_diagnostic_refresh(None)
 

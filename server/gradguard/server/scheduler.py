@@ -25,6 +25,7 @@ from gradguard.analysis.incremental import IncrementalDocument
 from gradguard.server.diagnostics import build_outcome, empty_outcome, syntax_problems
 from gradguard.server.documents import Outcome, Snapshot, Unit
 from gradguard.server.positions import Encoding
+from gradguard.server.probe_marks import place
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +97,8 @@ class Scheduler:
             hazards = unit.analysis.update(snapshot.text, settings.selection)
             problems = syntax_problems(unit.analysis) \
                 if settings.shows_syntax_errors() else []
-            return build_outcome(snapshot, hazards, problems)
+            placed = place(snapshot.probe, unit.analysis.blocks) if snapshot.probe else []
+            return build_outcome(snapshot, hazards, problems, placed)
         except Exception:
             # A bug in the analysis must cost this document's diagnostics, not the server.
             # Its incremental state may be half-updated: start it afresh next time.

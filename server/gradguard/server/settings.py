@@ -17,7 +17,10 @@ the pyproject's folder or the workspace folder), ``uncertain`` (also report find
 hold only if a tensor of unknown origin requires grad, as ``gradguard check
 --uncertain``). Client settings also take
 ``debounceMs`` and ``incremental`` (``false`` re-analyses the whole file on every edit,
-for comparisons). A bad value is reported and skipped, never fatal.
+for comparisons). ``probe`` takes ``onSave`` (run the torch probe on the file at each
+save; only in a workspace the client says is trusted) and ``timeout`` (seconds per
+probe target); in pyproject.toml the same table also holds the probe's entries, which
+``gradguard.probe.config`` reads. A bad value is reported and skipped, never fatal.
 
 ``select`` replaces what a lower layer selected; ``ignore`` adds to what lower layers
 ignore (an editor that always sends ``ignore: []`` must not undo the project's), as do
@@ -51,9 +54,12 @@ SEVERITIES: tuple[Severity, ...] = ("error", "warning", "information", "hint")
 # Diagnostics for blocks that do not parse use this code; it takes a severity too.
 SYNTAX_CODE = "syntax"
 DEFAULT_DEBOUNCE_MS = 75
-# Keys of the same settings object that other parts read (the probe; the VS Code client's
-# workspace trust): accepted here without a word.
-OTHER_PARTS_KEYS = frozenset({"probe", "trusted"})
+# Keys of the same settings object that other parts read (the VS Code client's workspace
+# trust, which the server takes from initializationOptions and gradguard/trustChanged
+# only): accepted here without a word.
+OTHER_PARTS_KEYS = frozenset({"trusted"})
+# Keys of the ``probe`` table that ``gradguard.probe.config`` reads from pyproject.toml.
+PROBE_CONFIG_KEYS = frozenset({"entries", "memory_mb", "device"})
 
 
 @dataclass(frozen=True)
@@ -111,6 +117,10 @@ class Settings:
     uncertain: bool = False
     debounce_ms: int = DEFAULT_DEBOUNCE_MS
     incremental: bool = True
+    # The torch probe: run on every save of a file (trusted workspaces only), and its
+    # wall-clock limit per target (None: the probe's default, or pyproject's).
+    probe_on_save: bool = False
+    probe_timeout: float | None = None
 
     @property
     def selection(self) -> Selection:
@@ -171,6 +181,8 @@ def parse_layer(raw: Any, root: str | None, origin: str, problems: list[str]) ->
                 layer["debounce_ms"] = value
             else:
                 local.append(f"`{key}` must be a number of milliseconds, got {value!r}")
+        elif key == "probe":
+            layer.update(_probe_settings(value, local))
         elif key in OTHER_PARTS_KEYS:
             continue
         elif key in ("incremental", "uncertain"):
@@ -181,6 +193,27 @@ def parse_layer(raw: Any, root: str | None, origin: str, problems: list[str]) ->
         else:
             local.append(f"unknown setting `{key}`")
     problems.extend(f"{origin}: {message}" for message in local)
+    return layer
+
+
+def _probe_settings(value: Any, problems: list[str]) -> Layer:
+    if not isinstance(value, Mapping):
+        problems.append(f"`probe` must be a table, got {value!r}")
+        return {}
+    layer: Layer = {}
+    for key, item in value.items():
+        if key in ("onSave", "on_save", "on-save"):
+            if isinstance(item, bool):
+                layer["probe_on_save"] = item
+            else:
+                problems.append(f"`probe.{key}` must be true or false, got {item!r}")
+        elif key == "timeout":
+            if isinstance(item, (int, float)) and not isinstance(item, bool) and item > 0:
+                layer["probe_timeout"] = float(item)
+            else:
+                problems.append(f"`probe.timeout` must be a number of seconds, got {item!r}")
+        elif key not in PROBE_CONFIG_KEYS:
+            problems.append(f"unknown setting `probe.{key}`")
     return layer
 
 

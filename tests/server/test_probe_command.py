@@ -1,0 +1,275 @@
+"""The torch probe in the server: ``workspace/executeCommand`` ``gradguard.probe``.
+
+Real probes (a child process importing torch) started by a real ``gradguard serve``
+over stdio. Every wait is bounded: a probe that never answers fails its test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import PULL, PUSH, RecordingClient, Session, lines_of, start
+from lsprotocol import types
+
+from gradguard.analysis import analyze_source
+
+pytestmark = pytest.mark.asyncio
+
+PROBE_SECONDS = 180.0  # a cold torch import on a loaded two-core machine, then the run
+
+# Sigmoid saves its output in another file; the in-place ReLU here overwrites it. The
+# static analysis reads one file at a time and does not know what `gate` returns.
+HELPERS = '''import torch
+
+
+def gate(t):
+    return torch.sigmoid(t)
+'''
+
+ONLY_THE_PROBE_SEES = '''import torch
+
+from helpers import gate
+
+
+def main():
+    x = torch.randn(4, requires_grad=True)
+    y = gate(x * 2)
+    y.relu_()
+    y.sum().backward()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def probe_only_case(folder: Path) -> Path:
+    (folder / "helpers.py").write_text(HELPERS, "utf-8")
+    path = folder / "gated.py"
+    path.write_text(ONLY_THE_PROBE_SEES, "utf-8")
+    return path
+
+
+HANGS = '''import time
+
+if __name__ == "__main__":
+    while True:
+        time.sleep(0.1)
+'''
+
+
+async def run_probe(session: Session, uri: str, *arguments: Any,
+                    token: str | None = None, msg_id: str | None = None) -> Any:
+    params = types.ExecuteCommandParams("gradguard.probe", [uri, *arguments],
+                                        work_done_token=token)
+    return await asyncio.wait_for(session.client.protocol.send_request_async(
+        types.WORKSPACE_EXECUTE_COMMAND, params, msg_id=msg_id), PROBE_SECONDS)
+
+
+async def probe_diagnostics(session: Session, uri: str,
+                            timeout: float = 30.0) -> list[types.Diagnostic]:
+    """The diagnostics of ``uri`` once the probe's findings are in them."""
+    async def arrived() -> list[types.Diagnostic]:
+        while True:
+            if session.pull:
+                diagnostics = await session.diagnostics(uri)
+            else:
+                params = await session.pushed_for(uri, None)
+                diagnostics = list(params.diagnostics)
+            if any(d.source == "gradguard-probe" or "confirmed" in d.message
+                   for d in diagnostics):
+                return diagnostics
+            await asyncio.sleep(0.1)
+
+    return await asyncio.wait_for(arrived(), timeout)
+
+
+async def test_the_server_offers_the_probe_command_and_lenses_on_modules_and_the_script(
+        client: RecordingClient, workspace: Path) -> None:
+    session = await start(client, PUSH, workspace, {"trusted": True})
+    provider = session.server_capabilities.execute_command_provider
+    assert provider is not None and "gradguard.probe" in provider.commands
+    uri = session.open(workspace / "unet3plus_seed.py")
+
+    lenses = await asyncio.wait_for(client.text_document_code_lens_async(
+        types.CodeLensParams(types.TextDocumentIdentifier(uri))), 10.0)
+
+    assert lenses is not None
+    offered = {(lens.range.start.line + 1, lens.command.arguments[1])  # type: ignore[union-attr, index]
+               for lens in lenses}
+    assert offered == {(29, "Encoder"), (50, "Decoder"), (70, "UNet3Plus"), (172, "__main__")}
+    assert all(lens.command is not None and lens.command.command == "gradguard.probe"
+               and lens.command.arguments and lens.command.arguments[0] == uri
+               for lens in lenses)
+
+
+async def test_in_a_workspace_not_said_to_be_trusted_the_probe_refuses_and_says_why(
+        client: RecordingClient, workspace: Path) -> None:
+    session = await start(client, PUSH, workspace)
+    uri = session.open(workspace / "unet3plus_seed.py")
+    await session.diagnostics(uri)
+
+    result = await run_probe(session, uri)
+
+    assert result["status"] == "refused"
+    assert "trusted" in result["message"]
+    assert any("trusted" in m.message for m in client.messages)
+
+
+async def test_trust_granted_later_lets_the_probe_run_and_withdrawn_refuses_it(
+        client: RecordingClient, workspace: Path) -> None:
+    session = await start(client, PUSH, workspace)
+    uri = session.open(workspace / "unet3plus_seed.py")
+    client.protocol.notify("gradguard/trustChanged", {"trusted": True})
+
+    granted = await run_probe(session, uri)
+    client.protocol.notify("gradguard/trustChanged", {"trusted": False})
+    withdrawn = await run_probe(session, uri)
+
+    assert granted["status"] == "ok" and granted["findings"]
+    assert withdrawn["status"] == "refused"
+
+
+@pytest.mark.parametrize("profile", [PUSH, PULL])
+async def test_a_finding_both_report_appears_once_marked_confirmed_by_the_probe(
+        client: RecordingClient, workspace: Path, profile: str) -> None:
+    session = await start(client, profile, workspace, {"trusted": True})
+    uri = session.open(workspace / "unet3plus_seed.py")
+    await session.diagnostics(uri)
+
+    result = await run_probe(session, uri)
+    diagnostics = await probe_diagnostics(session, uri)
+
+    assert [(f["code"], f["line"]) for f in result["findings"]] == [("GG001", 117)]
+    assert "1 finding" in result["message"]
+    (dropout,) = diagnostics
+    assert dropout.range.start.line + 1 == 117
+    assert dropout.source == "gradguard"
+    assert dropout.message.endswith("(confirmed by the torch probe)")
+    # Still the static diagnostic: its quick fix is still offered.
+    actions = await session.code_actions(uri, [dropout], only=[types.CodeActionKind.QuickFix])
+    assert any(a.is_preferred for a in actions)
+
+
+async def test_what_only_the_probe_sees_is_published_with_both_lines_and_torchs_error(
+        client: RecordingClient, tmp_path: Path) -> None:
+    path = probe_only_case(tmp_path)
+    assert analyze_source(ONLY_THE_PROBE_SEES) == []  # what makes this the probe's case
+    session = await start(client, PUSH, tmp_path, {"trusted": True})
+    uri = session.open(path)
+    await session.diagnostics(uri)
+
+    await run_probe(session, uri)
+    (finding,) = await probe_diagnostics(session, uri)
+
+    assert finding.source == "gradguard-probe"
+    assert finding.code == "GG001"
+    assert finding.range.start.line + 1 == 9  # y.relu_()
+    assert "relu_" in finding.message and "sigmoid" in finding.message
+    assert "torch then raised" in finding.message
+    assert finding.code_description is not None
+    (saved,) = finding.related_information or []
+    assert saved.location.uri == (tmp_path / "helpers.py").as_uri()
+    assert saved.location.range.start.line + 1 == 5  # return torch.sigmoid(t)
+
+
+async def test_probe_findings_move_with_their_block_and_go_once_its_text_changes(
+        client: RecordingClient, tmp_path: Path) -> None:
+    path = probe_only_case(tmp_path)
+    session = await start(client, PUSH, tmp_path, {"trusted": True})
+    uri = session.open(path)
+    await run_probe(session, uri)
+    await probe_diagnostics(session, uri)
+
+    # Two lines above main(): the finding moves down with its block.
+    moved = ONLY_THE_PROBE_SEES.replace("\n\ndef main", "\nSCALE = 2\n\n\ndef main")
+    version = session.replace_all(uri, moved)
+    (finding,) = await session.diagnostics(uri, version)
+    assert finding.range.start.line + 1 == 11
+
+    # The user edits main() itself: what the probe saw there no longer holds.
+    edited = moved.replace("y = gate(x * 2)", "y = gate(x * 3)")
+    version = session.replace_all(uri, edited)
+    assert await session.diagnostics(uri, version) == []
+
+
+async def test_progress_goes_to_the_clients_token_and_cancelling_the_request_stops_it(
+        client: RecordingClient, tmp_path: Path) -> None:
+    path = tmp_path / "hangs.py"
+    path.write_text(HANGS, "utf-8")
+    session = await start(client, PUSH, tmp_path, {"trusted": True})
+    uri = session.open(path)
+    client.progress_reports["probe-token"] = []
+
+    request = asyncio.ensure_future(run_probe(session, uri, token="probe-token",
+                                              msg_id="probe-1"))
+    async def begun() -> None:
+        while not client.progress_reports["probe-token"]:
+            await asyncio.sleep(0.05)
+    await asyncio.wait_for(begun(), 30.0)
+    client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="probe-1"))
+
+    with pytest.raises(Exception, match="cancel"):
+        await request
+
+    async def ended() -> None:
+        while not any(isinstance(r, types.WorkDoneProgressEnd)
+                      for r in client.progress_reports["probe-token"]):
+            await asyncio.sleep(0.05)
+    await asyncio.wait_for(ended(), 30.0)
+    (begin, *_, end) = client.progress_reports["probe-token"]
+    assert isinstance(begin, types.WorkDoneProgressBegin) and begin.cancellable
+    assert isinstance(end, types.WorkDoneProgressEnd) and end.message == "cancelled"
+    # The server still answers at once.
+    assert lines_of(await session.diagnostics(uri)) == []
+
+
+async def test_the_progress_cancel_button_stops_a_probe_on_a_token_the_server_made(
+        client: RecordingClient, tmp_path: Path) -> None:
+    path = tmp_path / "hangs.py"
+    path.write_text(HANGS, "utf-8")
+    session = await start(client, PUSH, tmp_path, {"trusted": True})
+    uri = session.open(path)
+
+    request = asyncio.ensure_future(run_probe(session, uri))
+    async def created() -> str:
+        while not client.progress_reports:
+            await asyncio.sleep(0.05)
+        return str(next(iter(client.progress_reports)))
+    token = await asyncio.wait_for(created(), 30.0)
+    client.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL,
+                           types.WorkDoneProgressCancelParams(token))
+
+    result = await request
+    assert result["status"] == "cancelled"
+
+
+async def test_probe_on_save_runs_in_the_background_when_turned_on(
+        client: RecordingClient, tmp_path: Path) -> None:
+    path = probe_only_case(tmp_path)
+    session = await start(client, PUSH, tmp_path,
+                          {"trusted": True, "probe": {"onSave": True, "timeout": 120}})
+    uri = session.open(path)
+    await session.diagnostics(uri)
+
+    client.text_document_did_save(types.DidSaveTextDocumentParams(
+        types.TextDocumentIdentifier(uri)))
+
+    (finding,) = await probe_diagnostics(session, uri, PROBE_SECONDS)
+    assert finding.source == "gradguard-probe"
+
+
+async def test_bad_arguments_get_an_error_that_says_how_to_call_the_command(
+        client: RecordingClient, workspace: Path) -> None:
+    session = await start(client, PUSH, workspace, {"trusted": True})
+    session.open(workspace / "unet3plus_seed.py")
+
+    with pytest.raises(Exception, match=r"\[uri\] or \[uri, name\]"):
+        await asyncio.wait_for(client.workspace_execute_command_async(
+            types.ExecuteCommandParams("gradguard.probe", [])), 10.0)
+    assert client.protocol  # and the server is still there:
+    result = await run_probe(session, (workspace / "nothing.txt").as_uri())
+    assert result["status"] == "refused"
