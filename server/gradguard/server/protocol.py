@@ -3,7 +3,8 @@
 Diagnostics reach the client one way only, chosen from its capabilities at
 ``initialize``: pulled (``textDocument/diagnostic``) when it announces
 ``textDocument.diagnostic``, pushed (``textDocument/publishDiagnostics`` with the
-version) otherwise. Doing both shows every finding twice.
+version) otherwise. Doing both shows every finding twice. (One exception, for the
+probe's own findings: see ``probe_pushed_apart``.)
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from gradguard import __version__
+from gradguard.server.diagnostics import PROBE_SOURCE
 from gradguard.server.documents import Outcome, TextBuffer, TextUnit, Unit
 from gradguard.server.notebooks import NotebookUnit
 from gradguard.server.positions import Encoding, encoding_of
@@ -249,9 +251,29 @@ class GradGuardServer(LanguageServer):
 
     # -- delivery --------------------------------------------------------------------
 
+    @property
+    def probe_pushed_apart(self) -> bool:
+        """Whether probe-only diagnostics are pushed, apart from the pulled ones.
+
+        A pulling client that cannot be asked to pull again (Neovim 0.11 has no
+        ``workspace/diagnostic/refresh``) pulls only when the user edits: what a probe
+        finds a minute later would wait for a keystroke. Such a client gets the probe's
+        own findings pushed (it shows pushed and pulled diagnostics side by side) and
+        pulls the rest, so nothing is shown twice."""
+        return self.features.pull_diagnostics and not self.features.diagnostic_refresh
+
+    def pulled(self, diagnostics: list[types.Diagnostic]) -> list[types.Diagnostic]:
+        """What a pull answers, of a target's diagnostics."""
+        if not self.probe_pushed_apart:
+            return diagnostics
+        return [d for d in diagnostics if d.source != PROBE_SOURCE]
+
     def _deliver(self, unit: Unit, outcome: Outcome) -> None:
         if self.features.pull_diagnostics:
-            return  # the client asks; ``Unit.current`` answers it
+            # The client asks; ``Unit.current`` answers it.
+            if self.probe_pushed_apart:
+                self._push_probe_findings(unit, outcome)
+            return
         for uri, diagnostics in outcome.diagnostics.items():
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
                 uri, diagnostics, version=outcome.versions.get(uri)))
@@ -260,8 +282,22 @@ class GradGuardServer(LanguageServer):
             self._clear(uri)
         self._shown[unit.key] = set(outcome.diagnostics)
 
+    def _push_probe_findings(self, unit: Unit, outcome: Outcome) -> None:
+        shown = self._shown.get(unit.key, set())
+        now: set[str] = set()
+        for uri, diagnostics in outcome.diagnostics.items():
+            probed = [d for d in diagnostics if d.source == PROBE_SOURCE]
+            if probed or uri in shown:
+                self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                    uri, probed, version=outcome.versions.get(uri)))
+            if probed:
+                now.add(uri)
+        for uri in shown - set(outcome.diagnostics):
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+        self._shown[unit.key] = now
+
     def _clear(self, uri: str) -> None:
-        if not self.features.pull_diagnostics:
+        if not self.features.pull_diagnostics or self.probe_pushed_apart:
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
 
 
