@@ -291,3 +291,17 @@ async def test_bad_arguments_get_an_error_that_says_how_to_call_the_command(
     assert client.protocol  # and the server is still there:
     result = await run_probe(session, (workspace / "nothing.txt").as_uri())
     assert result["status"] == "refused"
+
+
+async def test_a_probed_script_that_raises_is_answered_with_what_it_raised_and_where(
+        client: RecordingClient, tmp_path: Path) -> None:
+    path = tmp_path / "broken.py"
+    path.write_text('if __name__ == "__main__":\n    raise ValueError("no data")\n', "utf-8")
+    session = await start(client, PUSH, tmp_path, {"trusted": True})
+    uri = session.open(path)
+
+    result = await run_probe(session, uri)
+
+    assert result["status"] == "raised"
+    assert "ValueError: no data" in result["message"] and "broken.py:2" in result["message"]
+    assert result["findings"] == []
