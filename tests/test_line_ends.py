@@ -48,9 +48,6 @@ def test_carriage_return_alone_ends_a_line() -> None:
     assert hazard.span.line == 5
 
 
-@pytest.mark.xfail(strict=True, reason="analyze_source passes source.splitlines() to "
-                   "to_hazards (analysis/analyze.py), so a U+2028 before the line shifts "
-                   "the suppression lookup by one line")
 def test_gradguard_check_honours_a_suppression_after_a_line_separator() -> None:
     source = WRITE_AFTER_SAVE.format(line2="s = 'a\u2028b'",
                                      comment="  # gradguard: ignore[GG001]")

@@ -40,7 +40,10 @@ if [ ! -f "$CACHE/code-server/.done-$CODE_SERVER_VERSION" ]; then
   log "npm install code-server@$CODE_SERVER_VERSION (about 600 MB, several minutes)"
   rm -rf "$CACHE/code-server"
   mkdir -p "$CACHE/code-server"
-  (cd "$CACHE/code-server" && export PATH="$NODE_BIN:$PATH" && npm init -y >/dev/null &&
+  # FORCE_NODE_VERSION: code-server's postinstall check has been seen to read v20 even
+  # with Node 24 first on PATH (which is what builds and runs it); it only skips that check.
+  (cd "$CACHE/code-server" && export PATH="$NODE_BIN:$PATH" FORCE_NODE_VERSION=$NODE_MAJOR &&
+     npm init -y >/dev/null &&
      npm install --no-audit --no-fund --loglevel=error --unsafe-perm \
        "code-server@$CODE_SERVER_VERSION" >/dev/null)
   touch "$CACHE/code-server/.done-$CODE_SERVER_VERSION"

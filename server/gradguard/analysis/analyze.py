@@ -11,7 +11,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from gradguard.analysis.autograd import Autograd
-from gradguard.analysis.blocks import split_blocks
+from gradguard.analysis.blocks import split_blocks, split_lines
 from gradguard.analysis.evaluator import Evaluator, OutOfBudget
 from gradguard.analysis.findings import Finding
 from gradguard.analysis.hazard import Hazard
@@ -242,4 +242,5 @@ def analyze_source(source: str, selection: Selection | None = None) -> list[Haza
     if not findings:
         return []
     ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    return to_hazards(findings, ranges, source.splitlines(), selection)
+    lines = [line.rstrip("\r\n") for line in split_lines(source)]
+    return to_hazards(findings, ranges, lines, selection)

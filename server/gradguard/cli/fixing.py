@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from gradguard.analysis import Hazard, Selection, SourceError
+from gradguard.analysis.blocks import split_lines
 from gradguard.cli.files import read
 from gradguard.fixes.apply import fix_text
 
@@ -44,7 +45,7 @@ def fix_file(path: str, selection: Selection, diff: bool) -> tuple[int, list[Haz
     if result.text != source.text:
         if diff:
             sys.stdout.writelines(difflib.unified_diff(
-                source.text.splitlines(keepends=True), result.text.splitlines(keepends=True),
+                split_lines(source.text), split_lines(result.text),
                 fromfile=f"a/{path}", tofile=f"b/{path}"))
         else:
             write_atomically(path, result.text)
