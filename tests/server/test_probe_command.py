@@ -214,7 +214,7 @@ async def test_probe_findings_move_with_their_block_and_go_once_its_text_changes
     assert await session.diagnostics(uri, version) == []
 
 
-async def test_progress_goes_to_the_clients_token_and_cancelling_the_request_stops_it(
+async def test_progress_goes_to_the_clients_token_the_editor_stays_responsive_and_cancel_stops_it(
         client: RecordingClient, tmp_path: Path) -> None:
     path = tmp_path / "hangs.py"
     path.write_text(HANGS, "utf-8")
@@ -228,6 +228,9 @@ async def test_progress_goes_to_the_clients_token_and_cancelling_the_request_sto
         while not client.progress_reports["probe-token"]:
             await asyncio.sleep(0.05)
     await asyncio.wait_for(begun(), 30.0)
+    # While the probe runs, the server goes on analysing what the user types.
+    version = session.replace_all(uri, HANGS + "# typed while the probe runs\n")
+    assert await asyncio.wait_for(session.diagnostics(uri, version), 10.0) == []
     client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="probe-1"))
 
     with pytest.raises(Exception, match="cancel"):
