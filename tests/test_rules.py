@@ -37,3 +37,13 @@ def test_gg001_message_names_both_ops_and_the_saving_line() -> None:
     )
     assert [r.span.line for r in hazard.related] == [3]
     assert hazard.confidence == "high"
+
+
+def test_gg004_names_each_layer_whose_saved_weight_the_step_overwrites() -> None:
+    (case,) = [c for c in OTHER_INVALID if c.name.startswith("GG004: optimizer.step()")]
+    [hazard] = analyze_source(case.source)
+    assert "`nn.Linear(4, 8)`" in hazard.message and "`nn.Linear(8, 1)`" in hazard.message
+    assert [r.message for r in hazard.related] == [
+        "`nn.Linear(4, 8)` saves its second operand here for backward",
+        "`nn.Linear(8, 1)` saves its second operand here for backward",
+    ]

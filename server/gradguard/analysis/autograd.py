@@ -260,12 +260,14 @@ class Autograd:
             saves = tuple(save for pending in writes for save in pending.saves
                           if in_graph(save))
             saves = tuple(sorted(saves, key=lambda save: save.confidence != "high"))
+            # One save per saving op: a layer saves its weight once per call.
+            saves = tuple({id(save.node): save for save in reversed(saves)}.values())[::-1]
             plan = None
             if first.place is not None and place is not None and \
                     first.place.block is place.block and first.place.index < place.index:
                 plan = MoveAfter(first.place, place)
             self.report(Finding("GG004", first.node, first.op, first.confidence,
-                                saves[:1], via=self.via, plan=plan))
+                                saves, via=self.via, plan=plan))
         if not retain:
             for storage in self.storages:
                 storage.saves[:] = [save for save in storage.saves if not in_graph(save)]

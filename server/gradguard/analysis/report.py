@@ -17,6 +17,9 @@ ROLE_WORDS = {
     "input": "the input of",
     "other": "the second operand of",
 }
+ROLE_NOUNS = {"output": "its output", "input": "its input", "other": "its second operand"}
+# How many saving ops a GG004 message names; the rest are counted, and all are related.
+NAMED_SAVES = 2
 
 VIEW_WORDS = {
     "multi": "an output of split/chunk/unbind (or of iterating a tensor), a view that "
@@ -67,12 +70,18 @@ def to_hazard(finding: Finding, ranges: Mapping[cst.CSTNode, CodeRange],
             words = ROLE_WORDS.get(save.role, "a tensor saved by")
             parts.append(f"{words} {code(label)} at line {save_span.line}, which {aten}'s "
                          "backward needs")
-            related.append(Related(save_span, f"{code(label)} saves its {save.role} here "
-                                   "for backward"))
+            noun = ROLE_NOUNS.get(save.role, "a tensor")
+            related.append(Related(save_span, f"{code(label)} saves {noun} here for backward"))
         what = "; ".join(parts)
         if finding.code == "GG001":
             message = f"{code(finding.op)} overwrites {what}"
         else:
+            what = "; ".join(parts[:NAMED_SAVES])
+            if len(parts) > NAMED_SAVES:
+                others = sorted({r.span.line for r in related[NAMED_SAVES:]})
+                what += (f"; and {len(parts) - NAMED_SAVES} more saved at line"
+                         f"{'s' if len(others) > 1 else ''} "
+                         f"{', '.join(str(line) for line in others)}")
             message = (f"{code(finding.op)} updates parameters in place that a later backward "
                        f"still needs: {what}; call it after the last backward through this "
                        "graph")
