@@ -7,8 +7,11 @@ class's methods, a function, the module's statements) keeps its findings while i
 statements are the same nodes and every lookup it made finds the same again: each
 function and method it looked up (or found missing), each class's bases. An edit inside
 one method therefore re-runs the roots of that class and of those that ran the method,
-not those that only built the class or called its other methods. A block that stops parsing (a half-typed line) keeps its last good
-tree, and with it its findings, until it parses again.
+not those that only built the class or called its other methods. A block that stops
+parsing (a half-typed line) keeps its last good tree, and with it its findings, until it
+parses again.
+
+Splitting the text into blocks is redone only around the edit (``resplit_blocks``).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from gradguard.analysis.analyze import (
     run_root,
     to_hazards,
 )
-from gradguard.analysis.blocks import BlockText, split_blocks, split_lines
+from gradguard.analysis.blocks import BlockText, resplit_blocks, split_blocks, split_lines
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.program import Program, build_program
 
@@ -56,8 +59,8 @@ class Block:
         return self._ranges
 
 
-def _with_methods_of(tree: cst.Module, replaced: dict[str, tuple[Block, cst.ClassDef]]
-                     ) -> tuple[cst.Module, list[Block]] | None:
+def _with_methods_of(tree: cst.Module, replaced: dict[str, tuple[Block, cst.ClassDef]],
+                     looked_up: set[tuple[str, str]]) -> tuple[cst.Module, list[Block]] | None:
     """``tree`` with each method that is equal to the one its class had before swapped
     for that earlier node (the tree stays equal to what was parsed), and the blocks the
     earlier nodes came from; ``None`` if nothing was swapped."""
@@ -69,8 +72,10 @@ def _with_methods_of(tree: cst.Module, replaced: dict[str, tuple[Block, cst.Clas
                 not isinstance(statement.body, cst.IndentedBlock):
             continue
         # Each earlier class gives its nodes to one tree only: a node is in one place.
-        source, before = replaced.pop(statement.name.value)
-        earlier = {m.name.value: m for m in before.body.body if isinstance(m, cst.FunctionDef)}
+        name = statement.name.value
+        source, before = replaced.pop(name)
+        earlier = {m.name.value: m for m in before.body.body
+                   if isinstance(m, cst.FunctionDef) and (name, m.name.value) in looked_up}
         members = list(statement.body.body)
         swapped = False
         for position, member in enumerate(members):
@@ -78,6 +83,7 @@ def _with_methods_of(tree: cst.Module, replaced: dict[str, tuple[Block, cst.Clas
                 if isinstance(member, cst.FunctionDef) else None
             if match is not None and match is not member and match.deep_equals(member):
                 members[position] = match
+                del earlier[match.name.value]  # two equal methods of one name: one swap
                 swapped = True
         if swapped:
             body[index] = statement.with_changes(
@@ -165,10 +171,15 @@ class IncrementalDocument:
     text: str = ""
     roots_run: int = 0
     _cache: dict[str, _Cached] = field(default_factory=dict)
+    _pieces: list[BlockText] = field(default_factory=list)
 
     def update(self, text: str, selection: Selection | None = None) -> list[Hazard]:
+        if self.incremental:
+            self._pieces = resplit_blocks(self.text, self._pieces, text)
+        else:
+            self._pieces = split_blocks(text)
         self.text = text
-        self.blocks = self._rebuild(split_blocks(text))
+        self.blocks = self._rebuild(self._pieces)
         program = build_program([s for b in self.blocks if b.tree is not None
                                  for s in b.tree.body])
         all_roots = roots(program)
@@ -225,17 +236,21 @@ class IncrementalDocument:
             new.append(Block(piece.text, piece.start_line, tree, error,
                              line_count=piece.line_count))
         if self.incremental:
-            self._adopt_unchanged_methods(old, new, reused)
+            looked_up = {key for cached in self._cache.values()
+                         for key in cached.result.reads.methods}
+            self._adopt_unchanged_methods(old, new, reused, looked_up)
         self._keep_last_good_trees(old, new, reused)
         return new
 
     @staticmethod
-    def _adopt_unchanged_methods(old: list[Block], new: list[Block], reused: set[int]) -> None:
+    def _adopt_unchanged_methods(old: list[Block], new: list[Block], reused: set[int],
+                                 looked_up: set[tuple[str, str]]) -> None:
         """A re-parsed class keeps the nodes of the methods whose code is unchanged.
 
         Then the results of roots that only used those methods stay valid (their
         findings point at nodes still in the document), as they would had the class
-        not been touched.
+        not been touched. Only methods some kept result looked up are compared: keeping
+        the node of any other one would save nothing.
         """
         replaced: dict[str, tuple[Block, cst.ClassDef]] = {}
         for block in old:
@@ -249,7 +264,7 @@ class IncrementalDocument:
         for block in new:
             if block.tree is None or block.stale or block._ranges is not None:
                 continue
-            adopted = _with_methods_of(block.tree, replaced)
+            adopted = _with_methods_of(block.tree, replaced, looked_up)
             if adopted is not None:
                 block.tree, sources = adopted
                 reused.update(id(b) for b in sources)
