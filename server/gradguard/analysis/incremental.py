@@ -36,6 +36,7 @@ from gradguard.analysis.analyze import (
 from gradguard.analysis.blocks import BlockText, resplit_blocks, split_blocks, split_lines
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.program import Program, build_program
+from gradguard.analysis.sameness import same_code
 
 
 @dataclass(eq=False)
@@ -81,7 +82,7 @@ def _with_methods_of(tree: cst.Module, replaced: dict[str, tuple[Block, cst.Clas
         for position, member in enumerate(members):
             match = earlier.get(member.name.value) \
                 if isinstance(member, cst.FunctionDef) else None
-            if match is not None and match is not member and match.deep_equals(member):
+            if match is not None and match is not member and same_code(match, member):
                 members[position] = match
                 del earlier[match.name.value]  # two equal methods of one name: one swap
                 swapped = True
