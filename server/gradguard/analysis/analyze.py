@@ -15,7 +15,7 @@ from gradguard.analysis.blocks import split_blocks, split_lines
 from gradguard.analysis.evaluator import Evaluator, OutOfBudget
 from gradguard.analysis.findings import Finding
 from gradguard.analysis.hazard import Hazard
-from gradguard.analysis.program import ClassInfo, Program, build_program
+from gradguard.analysis.program import ClassInfo, Program, Reads, build_program
 from gradguard.analysis.report import to_hazard
 from gradguard.analysis.suppression import is_suppressed
 from gradguard.facts import load
@@ -110,6 +110,7 @@ class Root:
 class RootResult:
     findings: tuple[Finding, ...]
     used: frozenset[str]
+    reads: Reads
 
 
 _DEFINITION = re.compile(r"(?:[ \t]*@.*\n|[ \t]*#.*\n|\s*\n)*(?:async\s+)?(?:class|def)\s+(\w+)")
@@ -193,7 +194,7 @@ def run_root(program: Program, root: Root) -> RootResult:
         root.start(evaluator)
     except (OutOfBudget, RecursionError):
         pass  # what was found before the budget ran out still stands
-    return RootResult(tuple(findings.values()), frozenset(evaluator.used))
+    return RootResult(tuple(findings.values()), frozenset(evaluator.used), evaluator.reads)
 
 
 def merge(results: Iterable[RootResult]) -> list[Finding]:

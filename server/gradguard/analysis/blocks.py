@@ -92,3 +92,77 @@ def split_blocks(source: str) -> list[BlockText]:
         end = starts[position + 1] if position + 1 < len(starts) else len(lines)
         blocks.append(BlockText(start + 1, "".join(lines[start:end])))
     return blocks
+
+
+def _common_prefix(a: str, b: str) -> int:
+    low, high = 0, min(len(a), len(b))
+    while low < high:  # slices compare in C: a few passes over the text, not a loop per char
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    low, high = 0, limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[len(a) - middle:] == b[len(b) - middle:]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def resplit_blocks(old: str, blocks: list[BlockText], new: str) -> list[BlockText]:
+    """``split_blocks(new)``, given ``blocks == split_blocks(old)``: only the blocks around
+    the changed span are split again.
+
+    Where a block starts, the split of what follows depends only on the text from there
+    on (no string is open, and a decorator run starts afresh), so the split is redone
+    from a block before the change up to the first block start after it that is a block
+    start in the new text too; the blocks before and after are the old ones, moved.
+    """
+    if not blocks:
+        return split_blocks(new)
+    prefix = _common_prefix(old, new)
+    suffix = _common_suffix(old, new, min(len(old), len(new)) - prefix)
+    offsets = [0]
+    for block in blocks:
+        offsets.append(offsets[-1] + len(block.text))
+    # From the block before the one holding the character before the change: a line end
+    # typed after "\r", or an indent typed at a block's first line, changes the block
+    # before too.
+    holding = bisect.bisect_right(offsets, max(prefix - 1, 0)) - 1
+    first = max(holding - 1, 0)
+    start = offsets[first]
+    changed_end = len(old) - suffix  # in the old text
+    shift = len(new) - len(old)
+    # The first old block that starts after the change, and the one after it: the split
+    # is redone up to the end of the latter, so whether the former still starts a block
+    # is decided by the split itself.
+    after = bisect.bisect_left(offsets, changed_end, lo=first + 1)
+    line = blocks[first].start_line
+    if after + 1 < len(offsets):
+        window = new[start:offsets[after + 1] + shift]
+        again = split_blocks(window)
+        target = offsets[after] + shift - start
+        position = 0
+        for index, piece in enumerate(again):
+            if position == target:
+                moved = line + _line_total(again[:index]) - blocks[after].start_line
+                return (blocks[:first] + _moved(again[:index], line - 1) +
+                        [BlockText(b.start_line + moved, b.text) if moved else b
+                         for b in blocks[after:]])
+            position += len(piece.text)
+    return blocks[:first] + _moved(split_blocks(new[start:]), line - 1)
+
+
+def _line_total(pieces: list[BlockText]) -> int:
+    return sum(len(_BREAK.findall(piece.text)) for piece in pieces)
+
+
+def _moved(pieces: list[BlockText], lines: int) -> list[BlockText]:
+    return [BlockText(piece.start_line + lines, piece.text) for piece in pieces]

@@ -17,7 +17,7 @@ import libcst as cst
 
 from gradguard.analysis.autograd import Autograd
 from gradguard.analysis.names import dotted_name
-from gradguard.analysis.program import ClassInfo, Program, decorator_names
+from gradguard.analysis.program import ClassInfo, Program, Reads, decorator_names
 from gradguard.analysis.values import (
     Kind,
     NnModule,
@@ -124,6 +124,8 @@ class Evaluator:
     stack: list[cst.CSTNode] = field(default_factory=list)
     # Top-level classes and functions this run looked into: what its findings depend on.
     used: set[str] = field(default_factory=set)
+    # Every lookup of a class, function or method, found or not: when its findings hold.
+    reads: Reads = field(default_factory=Reads)
     # How many enclosing loops are in their second pass.
     repeating: int = 0
     # The statement being interpreted and the statement list holding it (for fixes).
@@ -145,7 +147,7 @@ class Evaluator:
     ) -> None:
         args: list[Value] = []
         if func.name.value == "forward" and class_name is not None and \
-                self.program.is_module_class(class_name):
+                self.program.is_module_class(class_name, self.reads):
             # A module's forward is called with tensors. The first is taken to be the
             # activation a network passes on, which requires grad in training; whether
             # the others do (masks, targets) depends on the caller.
@@ -169,7 +171,7 @@ class Evaluator:
         return instance
 
     def lookup(self, class_name: str, name: str) -> tuple[ClassInfo, cst.FunctionDef] | None:
-        found = self.program.method(class_name, name, self.used)
+        found = self.program.method(class_name, name, self.used, self.reads)
         return found
 
     # -- statements -------------------------------------------------------------------
@@ -541,7 +543,8 @@ class Evaluator:
             return frame.env[name]
         if name in ("True", "False", "None"):
             return constant({"True": True, "False": False, "None": None}[name])
-        if name in self.program.classes or name in self.program.functions:
+        if self.program.class_info(name, self.reads) is not None or \
+                self.program.function(name, self.reads) is not None:
             self.used.add(name)
             return Value("function", desc=name, name=name)
         return Value("function", desc=name, name=self.program.aliases.get(name, name))
@@ -755,11 +758,12 @@ class Evaluator:
     def call_named(self, name: str, call: cst.Call, frame: Frame) -> Value:
         """A call of a module-level name: a user class or function, or a torch API."""
         args, kwargs = self.arguments(call, frame)
-        if name in self.program.classes:
-            return self.instantiate(self.program.classes[name], call, args, kwargs)
-        if name in self.program.functions:
-            return self.call_function(self.program.functions[name], args, kwargs, None,
-                                      None, call)
+        info = self.program.class_info(name, self.reads)
+        if info is not None:
+            return self.instantiate(info, call, args, kwargs)
+        function = self.program.function(name, self.reads)
+        if function is not None:
+            return self.call_function(function, args, kwargs, None, None, call)
         if name == "super":
             return Value("function", desc="super", name="super")
         if name in ("range", "len", "int", "max", "min", "sum", "round", "abs"):

@@ -1,12 +1,17 @@
 """Incremental analysis of one document that changes: what an editor session needs.
 
 The document is split into top-level blocks. A block whose text did not change keeps
-its parse tree, so its nodes stay the same objects; an interpretation root (a method, a
-function, the module's statements) keeps its findings while its own block and every
-block it looked into (the classes and functions it followed) are unchanged. An edit
-inside one method therefore re-runs the roots of that class and of the classes that use
-it, not the file. A block that stops parsing (a half-typed line) keeps its last good
-tree, and with it its findings, until it parses again.
+its parse tree, so its nodes stay the same objects; a class block that is parsed again
+keeps the nodes of its methods whose code did not change. An interpretation root (a
+class's methods, a function, the module's statements) keeps its findings while its own
+statements are the same nodes and every lookup it made finds the same again: each
+function and method it looked up (or found missing), each class's bases. An edit inside
+one method therefore re-runs the roots of that class and of those that ran the method,
+not those that only built the class or called its other methods. A block that stops
+parsing (a half-typed line) keeps its last good tree, and with it its findings, until it
+parses again.
+
+Splitting the text into blocks is redone only around the edit (``resplit_blocks``).
 """
 
 from __future__ import annotations
@@ -28,9 +33,10 @@ from gradguard.analysis.analyze import (
     run_root,
     to_hazards,
 )
-from gradguard.analysis.blocks import BlockText, split_blocks, split_lines
+from gradguard.analysis.blocks import BlockText, resplit_blocks, split_blocks, split_lines
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.program import Program, build_program
+from gradguard.analysis.sameness import same_code
 
 
 @dataclass(eq=False)
@@ -52,6 +58,41 @@ class Block:
                 PositionProvider
             )
         return self._ranges
+
+
+def _with_methods_of(tree: cst.Module, replaced: dict[str, tuple[Block, cst.ClassDef]],
+                     looked_up: set[tuple[str, str]]) -> tuple[cst.Module, list[Block]] | None:
+    """``tree`` with each method that is equal to the one its class had before swapped
+    for that earlier node (the tree stays equal to what was parsed), and the blocks the
+    earlier nodes came from; ``None`` if nothing was swapped."""
+    body = list(tree.body)
+    sources: list[Block] = []
+    for index, statement in enumerate(body):
+        if not isinstance(statement, cst.ClassDef) or \
+                statement.name.value not in replaced or \
+                not isinstance(statement.body, cst.IndentedBlock):
+            continue
+        # Each earlier class gives its nodes to one tree only: a node is in one place.
+        name = statement.name.value
+        source, before = replaced.pop(name)
+        earlier = {m.name.value: m for m in before.body.body
+                   if isinstance(m, cst.FunctionDef) and (name, m.name.value) in looked_up}
+        members = list(statement.body.body)
+        swapped = False
+        for position, member in enumerate(members):
+            match = earlier.get(member.name.value) \
+                if isinstance(member, cst.FunctionDef) else None
+            if match is not None and match is not member and same_code(match, member):
+                members[position] = match
+                del earlier[match.name.value]  # two equal methods of one name: one swap
+                swapped = True
+        if swapped:
+            body[index] = statement.with_changes(
+                body=statement.body.with_changes(body=members))
+            sources.append(source)
+    if not sources:
+        return None
+    return tree.with_changes(body=body), sources
 
 
 def _parse(text: str) -> tuple[cst.Module | None, SourceError | None]:
@@ -102,11 +143,10 @@ class _DocumentRanges(Mapping[cst.CSTNode, CodeRange]):
 
 @dataclass
 class _Cached:
+    # Holds while the statements the root starts from are the very same parsed nodes,
+    # the imports are the same, and every lookup it made (``result.reads``) finds the same.
     result: RootResult
-    # The statements the root starts from, and those of the definitions it followed:
-    # the result holds while each is still the very same parsed node.
     anchors: tuple[cst.CSTNode, ...]
-    depends_on: dict[str, cst.CSTNode]
     aliases: dict[str, str]
 
 
@@ -132,10 +172,15 @@ class IncrementalDocument:
     text: str = ""
     roots_run: int = 0
     _cache: dict[str, _Cached] = field(default_factory=dict)
+    _pieces: list[BlockText] = field(default_factory=list)
 
     def update(self, text: str, selection: Selection | None = None) -> list[Hazard]:
+        if self.incremental:
+            self._pieces = resplit_blocks(self.text, self._pieces, text)
+        else:
+            self._pieces = split_blocks(text)
         self.text = text
-        self.blocks = self._rebuild(split_blocks(text))
+        self.blocks = self._rebuild(self._pieces)
         program = build_program([s for b in self.blocks if b.tree is not None
                                  for s in b.tree.body])
         all_roots = roots(program)
@@ -191,8 +236,39 @@ class IncrementalDocument:
             tree, error = _parse(piece.text)
             new.append(Block(piece.text, piece.start_line, tree, error,
                              line_count=piece.line_count))
+        if self.incremental:
+            looked_up = {key for cached in self._cache.values()
+                         for key in cached.result.reads.methods}
+            self._adopt_unchanged_methods(old, new, reused, looked_up)
         self._keep_last_good_trees(old, new, reused)
         return new
+
+    @staticmethod
+    def _adopt_unchanged_methods(old: list[Block], new: list[Block], reused: set[int],
+                                 looked_up: set[tuple[str, str]]) -> None:
+        """A re-parsed class keeps the nodes of the methods whose code is unchanged.
+
+        Then the results of roots that only used those methods stay valid (their
+        findings point at nodes still in the document), as they would had the class
+        not been touched. Only methods some kept result looked up are compared: keeping
+        the node of any other one would save nothing.
+        """
+        replaced: dict[str, tuple[Block, cst.ClassDef]] = {}
+        for block in old:
+            if id(block) in reused or block.tree is None:
+                continue
+            for statement in block.tree.body:
+                if isinstance(statement, cst.ClassDef):
+                    replaced[statement.name.value] = (block, statement)
+        if not replaced:
+            return
+        for block in new:
+            if block.tree is None or block.stale or block._ranges is not None:
+                continue
+            adopted = _with_methods_of(block.tree, replaced, looked_up)
+            if adopted is not None:
+                block.tree, sources = adopted
+                reused.update(id(b) for b in sources)
 
     @staticmethod
     def _keep_last_good_trees(old: list[Block], new: list[Block], reused: set[int]) -> None:
@@ -217,10 +293,7 @@ class IncrementalDocument:
         result = run_root(program, root)
         self.roots_run += 1
         if self.incremental:
-            depends_on = {name: node for name in result.used
-                          if (node := _definition(program, name)) is not None}
-            self._cache[root.key] = _Cached(result, anchors, depends_on,
-                                            dict(program.aliases))
+            self._cache[root.key] = _Cached(result, anchors, dict(program.aliases))
         return result
 
     @staticmethod
@@ -230,5 +303,4 @@ class IncrementalDocument:
             return False
         if any(a is not b for a, b in zip(cached.anchors, anchors, strict=True)):
             return False
-        return all(_definition(program, name) is node
-                   for name, node in cached.depends_on.items())
+        return cached.result.reads.still_hold(program)

@@ -19,6 +19,34 @@ class ClassInfo:
 
 
 @dataclass
+class Reads:
+    """What one interpretation looked up in the program, and what it found.
+
+    Its results hold as long as every lookup would find the same again: the same
+    function and method nodes (or still none), the same base classes.
+    """
+
+    classes: dict[str, tuple[str, ...] | None] = field(default_factory=dict)
+    functions: dict[str, cst.FunctionDef | None] = field(default_factory=dict)
+    # (class, name) -> the method the class itself defines under that name, if any.
+    methods: dict[tuple[str, str], cst.FunctionDef | None] = field(default_factory=dict)
+
+    def still_hold(self, program: Program) -> bool:
+        for name, bases in self.classes.items():
+            info = program.classes.get(name)
+            if (None if info is None else tuple(info.bases)) != bases:
+                return False
+        for name, function in self.functions.items():
+            if program.functions.get(name) is not function:
+                return False
+        for (class_name, name), method in self.methods.items():
+            info = program.classes.get(class_name)
+            if info is None or info.methods.get(name) is not method:
+                return False
+        return True
+
+
+@dataclass
 class Program:
     statements: list[cst.BaseStatement]
     aliases: dict[str, str]
@@ -29,33 +57,52 @@ class Program:
         name = dotted_name(node)
         return None if name is None else qualify(name, self.aliases)
 
-    def is_module_class(self, name: str, seen: frozenset[str] = frozenset()) -> bool:
+    def class_info(self, name: str, reads: Reads | None = None) -> ClassInfo | None:
         info = self.classes.get(name)
+        if reads is not None:
+            reads.classes[name] = None if info is None else tuple(info.bases)
+        return info
+
+    def function(self, name: str, reads: Reads | None = None) -> cst.FunctionDef | None:
+        function = self.functions.get(name)
+        if reads is not None:
+            reads.functions[name] = function
+        return function
+
+    def is_module_class(self, name: str, reads: Reads | None = None,
+                        seen: frozenset[str] = frozenset()) -> bool:
+        info = self.class_info(name, reads)
         if info is None or name in seen:
             return False
         for base in info.bases:
             if base.startswith("torch.nn."):
                 return True
-            if self.is_module_class(base, seen | {name}):
+            if self.is_module_class(base, reads, seen | {name}):
                 return True
         return False
 
     def method(
-        self, class_name: str, name: str, visited: set[str] | None = None
+        self, class_name: str, name: str, visited: set[str] | None = None,
+        reads: Reads | None = None,
     ) -> tuple[ClassInfo, cst.FunctionDef] | None:
         """A method looked up through the class and its in-file bases."""
         seen: set[str] = set()
         todo = [class_name]
         while todo:
             current = todo.pop(0)
-            info = self.classes.get(current)
-            if info is None or current in seen:
+            if current in seen:
+                continue
+            info = self.class_info(current, reads)
+            if info is None:
                 continue
             seen.add(current)
             if visited is not None:
                 visited.add(current)
-            if name in info.methods:
-                return info, info.methods[name]
+            found = info.methods.get(name)
+            if reads is not None:
+                reads.methods[(current, name)] = found
+            if found is not None:
+                return info, found
             todo.extend(info.bases)
         return None
 

@@ -12,6 +12,8 @@
   has not started is dropped before it runs; one that is running finishes (it cannot be
   interrupted without leaving the incremental state half-updated, and it is short
   because it is incremental) and its result is thrown away unpublished.
+- Garbage collection: frozen after every analysis, run in full once the session is quiet
+  (``collector``), so a collection of the whole heap never lands inside an analysis.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from gradguard.analysis.incremental import IncrementalDocument
+from gradguard.server import collector
 from gradguard.server.diagnostics import build_outcome, empty_outcome, syntax_problems
 from gradguard.server.documents import Outcome, Snapshot, Unit
 from gradguard.server.positions import Encoding
@@ -37,6 +40,7 @@ class Scheduler:
                                             thread_name_prefix="gradguard-analysis")
         self.analyses_run = 0
         self.analyses_abandoned = 0
+        self._collection: asyncio.TimerHandle | None = None
 
     def edited(self, unit: Unit, encoding: Encoding) -> None:
         """The unit's text changed: analyse it now if it was quiet, else once it is."""
@@ -57,6 +61,8 @@ class Scheduler:
         unit.settle(None)
 
     def shutdown(self) -> None:
+        if self._collection is not None:
+            self._collection.cancel()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
     def _start(self, unit: Unit, wait: float, encoding: Encoding) -> None:
@@ -74,6 +80,7 @@ class Scheduler:
                 self._executor, self._analyse, unit, snapshot)
         except RuntimeError:  # the executor is shut down: the session is ending
             return
+        self._collect_when_quiet()
         if outcome is None or unit.closed or not unit.is_current(outcome):
             return  # a newer version (or settings) is already on its way
         unit.settle(outcome)
@@ -81,6 +88,20 @@ class Scheduler:
             self._on_outcome(unit, outcome)
         except Exception:  # a failed publish must not stop later ones
             logger.exception("publishing the diagnostics of %s failed", unit.key)
+
+    def _collect_when_quiet(self) -> None:
+        """(Re)start the quiet timer: a collection once no analysis ran for a while."""
+        if self._collection is not None:
+            self._collection.cancel()
+        self._collection = asyncio.get_running_loop().call_later(
+            collector.QUIET_S, self._collect)
+
+    def _collect(self) -> None:
+        self._collection = None
+        try:
+            self._executor.submit(collector.collect_all)
+        except RuntimeError:  # the executor is shut down: the session is ending
+            pass
 
     def _analyse(self, unit: Unit, snapshot: Snapshot) -> Outcome | None:
         """Runs in the analysis thread; ``None`` if the snapshot is stale before it starts."""
@@ -105,3 +126,5 @@ class Scheduler:
             logger.exception("analysing %s (version %s) failed", unit.key, snapshot.version)
             unit.analysis = IncrementalDocument(incremental=settings.incremental)
             return empty_outcome(snapshot)
+        finally:
+            collector.after_analysis()

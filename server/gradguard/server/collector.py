@@ -1,0 +1,28 @@
+"""Python's cyclic garbage collector, moved out of the way of typing.
+
+A document's analysis state is millions of objects (parse trees, cached results). A
+full collection walks all of them, about 200 ms for a 7,000-line file, and fires every
+few edits as each one leaves new long-lived objects behind: it landed inside keystroke
+analyses at random. Instead, everything alive after an analysis is frozen (left out of
+collections; freed objects are still freed at once by reference counting), and only
+when the session has been quiet for a while is everything unfrozen and collected, to
+reclaim the cycles that became garbage meanwhile.
+"""
+
+from __future__ import annotations
+
+import gc
+
+QUIET_S = 2.0
+
+
+def after_analysis() -> None:
+    """Runs on the analysis thread once an analysis is done."""
+    gc.freeze()
+
+
+def collect_all() -> None:
+    """Runs on the analysis thread when no edit came for ``QUIET_S`` seconds."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
