@@ -7,6 +7,7 @@ over stdio. Every wait is bounded: a probe that never answers fails its test.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,15 @@ async def run_probe(session: Session, uri: str, *arguments: Any,
                                         work_done_token=token)
     return await asyncio.wait_for(session.client.protocol.send_request_async(
         types.WORKSPACE_EXECUTE_COMMAND, params, msg_id=msg_id), PROBE_SECONDS)
+
+
+async def until(check: Callable[[], object], timeout: float = 30.0) -> None:
+    """Wait until ``check()`` holds; fail after ``timeout`` seconds."""
+    async def holds() -> None:
+        while not check():
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(holds(), timeout)
 
 
 async def probe_diagnostics(session: Session, uri: str,
@@ -224,10 +234,7 @@ async def test_progress_goes_to_the_clients_token_the_editor_stays_responsive_an
 
     request = asyncio.ensure_future(run_probe(session, uri, token="probe-token",
                                               msg_id="probe-1"))
-    async def begun() -> None:
-        while not client.progress_reports["probe-token"]:
-            await asyncio.sleep(0.05)
-    await asyncio.wait_for(begun(), 30.0)
+    await until(lambda: client.progress_reports["probe-token"])
     # While the probe runs, the server goes on analysing what the user types.
     version = session.replace_all(uri, HANGS + "# typed while the probe runs\n")
     assert await asyncio.wait_for(session.diagnostics(uri, version), 10.0) == []
@@ -236,11 +243,8 @@ async def test_progress_goes_to_the_clients_token_the_editor_stays_responsive_an
     with pytest.raises(Exception, match="cancel"):
         await request
 
-    async def ended() -> None:
-        while not any(isinstance(r, types.WorkDoneProgressEnd)
-                      for r in client.progress_reports["probe-token"]):
-            await asyncio.sleep(0.05)
-    await asyncio.wait_for(ended(), 30.0)
+    await until(lambda: any(isinstance(r, types.WorkDoneProgressEnd)
+                            for r in client.progress_reports["probe-token"]))
     (begin, *_, end) = client.progress_reports["probe-token"]
     assert isinstance(begin, types.WorkDoneProgressBegin) and begin.cancellable
     assert isinstance(end, types.WorkDoneProgressEnd) and end.message == "cancelled"
@@ -256,11 +260,8 @@ async def test_the_progress_cancel_button_stops_a_probe_on_a_token_the_server_ma
     uri = session.open(path)
 
     request = asyncio.ensure_future(run_probe(session, uri))
-    async def created() -> str:
-        while not client.progress_reports:
-            await asyncio.sleep(0.05)
-        return str(next(iter(client.progress_reports)))
-    token = await asyncio.wait_for(created(), 30.0)
+    await until(lambda: client.progress_reports)
+    token = str(next(iter(client.progress_reports)))
     client.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL,
                            types.WorkDoneProgressCancelParams(token))
 
