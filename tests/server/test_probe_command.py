@@ -70,6 +70,12 @@ async def run_probe(session: Session, uri: str, *arguments: Any,
         types.WORKSPACE_EXECUTE_COMMAND, params, msg_id=msg_id), PROBE_SECONDS)
 
 
+def hanging_case(folder: Path) -> Path:
+    path = folder / "hangs.py"
+    path.write_text(HANGS, "utf-8")
+    return path
+
+
 async def until(check: Callable[[], object], timeout: float = 30.0) -> None:
     """Wait until ``check()`` holds; fail after ``timeout`` seconds."""
     async def holds() -> None:
@@ -226,10 +232,8 @@ async def test_probe_findings_move_with_their_block_and_go_once_its_text_changes
 
 async def test_progress_goes_to_the_clients_token_the_editor_stays_responsive_and_cancel_stops_it(
         client: RecordingClient, tmp_path: Path) -> None:
-    path = tmp_path / "hangs.py"
-    path.write_text(HANGS, "utf-8")
     session = await start(client, PUSH, tmp_path, {"trusted": True})
-    uri = session.open(path)
+    uri = session.open(hanging_case(tmp_path))
     client.progress_reports["probe-token"] = []
 
     request = asyncio.ensure_future(run_probe(session, uri, token="probe-token",
@@ -254,10 +258,8 @@ async def test_progress_goes_to_the_clients_token_the_editor_stays_responsive_an
 
 async def test_the_progress_cancel_button_stops_a_probe_on_a_token_the_server_made(
         client: RecordingClient, tmp_path: Path) -> None:
-    path = tmp_path / "hangs.py"
-    path.write_text(HANGS, "utf-8")
     session = await start(client, PUSH, tmp_path, {"trusted": True})
-    uri = session.open(path)
+    uri = session.open(hanging_case(tmp_path))
 
     request = asyncio.ensure_future(run_probe(session, uri))
     await until(lambda: client.progress_reports)
