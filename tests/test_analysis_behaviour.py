@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+import threading
 
 import pytest
 
@@ -118,3 +119,38 @@ def test_deep_nesting_does_not_crash() -> None:
         analyze_source(nested)
     except SourceError:
         pass
+
+
+GATE_WITH_CHECK = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+    class Gate(nn.Module):
+        def forward(self, x, y):
+            same = x.shape[0] == y.shape[0] == 3
+            g = torch.sigmoid(x)
+            g.mul_(2)
+            return g
+""")
+
+
+def test_a_chained_comparison_does_not_end_the_analysis_of_its_method() -> None:
+    [hazard] = analyze_source(GATE_WITH_CHECK)
+    assert hazard.span.line == 9
+
+
+def test_a_plain_comparison_before_the_write_is_no_different() -> None:
+    [hazard] = analyze_source(GATE_WITH_CHECK.replace(" == 3", ""))
+    assert hazard.span.line == 9
+
+
+def test_a_negated_condition_is_evaluated_once_not_once_per_not() -> None:
+    # Evaluating the operand of each ``not`` twice made this take 2**40 steps.
+    source = GATE_WITH_CHECK.replace("x.shape[0] == y.shape[0] == 3",
+                                     "not " * 40 + "x.shape[0]")
+    done: list[int] = []
+    worker = threading.Thread(target=lambda: done.append(len(analyze_source(source))),
+                              daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert done == [1]

@@ -104,6 +104,8 @@ class Root:
     key: str
     statement: cst.BaseStatement | None
     start: Callable[[Evaluator], None]
+    # The top-level statement holding ``statement`` when that is a method.
+    owner: cst.BaseStatement | None = None
 
 
 @dataclass(frozen=True)
@@ -140,8 +142,15 @@ def reaching(source: str) -> set[str]:
     return found
 
 
-def roots(program: Program, wanted: set[str] | None = None) -> list[Root]:
-    """Where interpretation starts; ``wanted`` limits it to the definitions named."""
+def roots(program: Program, wanted: set[str] | None = None,
+          per_method: bool = False) -> list[Root]:
+    """Where interpretation starts; ``wanted`` limits it to the definitions named.
+
+    A class is one root whose methods each run on a copy of one instance ``__init__``
+    built, or, with ``per_method``, one root per method, each building its own instance:
+    slower in all (``__init__`` runs once per method), but an edit to one method then
+    re-runs that method alone, which is what an editor needs.
+    """
     def keep(name: str) -> bool:
         return wanted is None or name in wanted
 
@@ -155,8 +164,14 @@ def roots(program: Program, wanted: set[str] | None = None) -> list[Root]:
             found.append(Root(f"def {name}", function, _function_start(function)))
     for info in program.classes.values():
         methods = [m for name, m in info.methods.items() if name != "__init__"]
-        if methods and keep(info.name):
+        if not methods or not keep(info.name):
+            continue
+        if not per_method:
             found.append(Root(f"class {info.name}", info.node, _class_start(info, methods)))
+            continue
+        for method in methods:
+            found.append(Root(f"class {info.name}.{method.name.value}", method,
+                              _class_start(info, [method]), info.node))
     return found
 
 
@@ -169,20 +184,23 @@ def _function_start(function: cst.FunctionDef) -> Callable[[Evaluator], None]:
 
 def _class_start(info: ClassInfo,
                  methods: list[cst.FunctionDef]) -> Callable[[Evaluator], None]:
-    """Every method of a class, each on the instance ``__init__`` built, fresh each time."""
+    """The methods of a class, each on a fresh copy of the instance ``__init__`` built."""
 
     def start(evaluator: Evaluator) -> None:
+        for method in methods:
+            # The results hold while the class defines these very methods.
+            evaluator.reads.methods[(info.name, method.name.value)] = method
         instance = evaluator.instantiate(info, None, [], {})
         built = dict(instance.attrs or {})
         for method in methods:
             instance.attrs = dict(built)
             evaluator.autograd.forget_graph()
+            evaluator.steps = 0
             is_static = method.name.value in info.staticmethods
             try:
                 evaluator.run_function(method, None if is_static else instance, info.name)
             except OutOfBudget:
                 pass  # this method was too long to follow; the others still are
-            evaluator.steps = 0
 
     return start
 

@@ -9,6 +9,7 @@ in order, helper methods, staticmethods), within a depth and a step budget.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -489,11 +490,10 @@ class Evaluator:
         if isinstance(expr, cst.UnaryOperation):
             return self.eval_unary(expr, frame)
         if isinstance(expr, cst.Comparison):
-            values = [self.eval(expr.left, frame)]
-            values += [self.eval(c.comparator, frame) for c in expr.comparisons]
+            values = self.comparands(expr, frame)
             if any(is_tensorish(v) for v in values):
                 return self.autograd.fresh(False, "comparison")
-            return constant(self.truth(expr, frame))
+            return constant(_compare(values, [c.operator for c in expr.comparisons]))
         if isinstance(expr, cst.BooleanOperation):
             left = self.eval(expr.left, frame)
             right = self.eval(expr.right, frame)
@@ -653,14 +653,14 @@ class Evaluator:
         return self.autograd.apply(effect, expr, symbol, inputs)
 
     def eval_unary(self, expr: cst.UnaryOperation, frame: Frame) -> Value:
+        if isinstance(expr.operator, cst.Not):
+            truth = self.truth(expr.expression, frame)  # evaluates the operand, once
+            return constant(None if truth is None else not truth)
         operand = self.eval(expr.expression, frame)
         if isinstance(expr.operator, cst.Minus) and is_tensorish(operand):
             effect = self.facts.operators.get("unary-")
             if effect is not None:
                 return self.autograd.apply(effect, expr, "-", [operand])
-        if isinstance(expr.operator, cst.Not):
-            truth = self.truth(expr.expression, frame)
-            return constant(None if truth is None else not truth)
         if operand.kind == "const" and isinstance(operand.const, (int, float)):
             return constant(-operand.const if isinstance(expr.operator, cst.Minus)
                             else operand.const)
@@ -681,30 +681,20 @@ class Evaluator:
             if left is True or right is True:
                 return True
             return False if left is False and right is False else None
-        if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1:
-            left_value = self.eval(expr.left, frame)
-            right_value = self.eval(expr.comparisons[0].comparator, frame)
-            if left_value.kind != "const" or right_value.kind != "const":
-                return None
-            a, b = left_value.const, right_value.const
-            if UNKNOWN_INT in (a, b):
-                return None
-            operator = expr.comparisons[0].operator
-            if isinstance(operator, cst.Is):
-                return a is b
-            if isinstance(operator, cst.IsNot):
-                return a is not b
-            if isinstance(operator, cst.Equal):
-                return bool(a == b)
-            if isinstance(operator, cst.NotEqual):
-                return bool(a != b)
-            return None
+        if isinstance(expr, cst.Comparison):
+            # Each operand once: a comparison's truth and its value are one evaluation.
+            return _compare(self.comparands(expr, frame),
+                            [c.operator for c in expr.comparisons])
         value = self.eval(expr, frame)
         if value.kind == "const" and value.const is not UNKNOWN_INT:
             return bool(value.const)
         if value.kind == "module":
             return True
         return None
+
+    def comparands(self, expr: cst.Comparison, frame: Frame) -> list[Value]:
+        return [self.eval(expr.left, frame)] + [self.eval(c.comparator, frame)
+                                                for c in expr.comparisons]
 
     # -- calls ------------------------------------------------------------------------
 
@@ -1250,12 +1240,46 @@ class Evaluator:
     # -- text -------------------------------------------------------------------------
 
     def text(self, node: cst.CSTNode) -> str:
-        if isinstance(node, cst.BaseExpression):
-            name = dotted_name(node)
-            if name is not None:
-                return name
-        try:
-            return _CODEGEN.code_for_node(node).strip()
-        except Exception:  # codegen of a detached node: a label is not worth a crash
-            return type(node).__name__
+        return _text(node)
 
+
+def _compare(values: list[Value], operators: list[cst.BaseCompOp]) -> bool | None:
+    """What ``a op b op c ...`` is when its operands are known constants, else ``None``."""
+    known = True
+    for left, right, operator in zip(values, values[1:], operators, strict=False):
+        holds = _compare_pair(left, right, operator)
+        if holds is False:
+            return False
+        known = known and holds is True
+    return True if known else None
+
+
+def _compare_pair(left: Value, right: Value, operator: cst.BaseCompOp) -> bool | None:
+    if left.kind != "const" or right.kind != "const":
+        return None
+    a, b = left.const, right.const
+    if UNKNOWN_INT in (a, b):
+        return None
+    if isinstance(operator, cst.Is):
+        return a is b
+    if isinstance(operator, cst.IsNot):
+        return a is not b
+    if isinstance(operator, cst.Equal):
+        return bool(a == b)
+    if isinstance(operator, cst.NotEqual):
+        return bool(a != b)
+    return None
+
+
+# Nodes never change and the same ones are labelled on every run of a root (and once
+# per link of a method chain), so their code is generated once.
+@functools.lru_cache(maxsize=1 << 14)
+def _text(node: cst.CSTNode) -> str:
+    if isinstance(node, cst.BaseExpression):
+        name = dotted_name(node)
+        if name is not None:
+            return name
+    try:
+        return _CODEGEN.code_for_node(node).strip()
+    except Exception:  # codegen of a detached node: a label is not worth a crash
+        return type(node).__name__

@@ -183,7 +183,7 @@ class IncrementalDocument:
         self.blocks = self._rebuild(self._pieces)
         program = build_program([s for b in self.blocks if b.tree is not None
                                  for s in b.tree.body])
-        all_roots = roots(program)
+        all_roots = roots(program, per_method=True)
         results = [self._result(program, root) for root in all_roots]
         if self.incremental:
             keys = {root.key for root in all_roots}
@@ -209,7 +209,7 @@ class IncrementalDocument:
         for root, result in zip(all_roots, results, strict=True):
             if not result.findings:
                 continue
-            nodes = list(_anchors(program, root))
+            nodes = [root.owner] if root.owner is not None else list(_anchors(program, root))
             nodes += [n for n in (_definition(program, u) for u in result.used) if n]
             for node in nodes:
                 block = owner.get(id(node))
