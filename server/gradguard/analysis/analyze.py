@@ -11,7 +11,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from gradguard.analysis.autograd import Autograd
-from gradguard.analysis.blocks import split_blocks, split_lines
+from gradguard.analysis.blocks import defined_name, split_blocks, split_lines
 from gradguard.analysis.evaluator import Evaluator, OutOfBudget
 from gradguard.analysis.findings import Finding
 from gradguard.analysis.hazard import Hazard
@@ -115,7 +115,6 @@ class RootResult:
     reads: Reads
 
 
-_DEFINITION = re.compile(r"(?:[ \t]*@.*\n|[ \t]*#.*\n|\s*\n)*(?:async\s+)?(?:class|def)\s+(\w+)")
 _WORD = re.compile(r"\w+")
 
 
@@ -125,8 +124,7 @@ def reaching(source: str) -> set[str]:
     ``"<module>"`` stands for the module's own statements."""
     texts: dict[str, list[str]] = {}
     for block in split_blocks(source):
-        match = _DEFINITION.match(block.text)
-        texts.setdefault(match.group(1) if match else "<module>", []).append(block.text)
+        texts.setdefault(defined_name(block.text) or "<module>", []).append(block.text)
     names = set(texts)
     mentions = {name: set(_WORD.findall("".join(parts))) & names
                 for name, parts in texts.items()}
@@ -187,9 +185,6 @@ def _class_start(info: ClassInfo,
     """The methods of a class, each on a fresh copy of the instance ``__init__`` built."""
 
     def start(evaluator: Evaluator) -> None:
-        for method in methods:
-            # The results hold while the class defines these very methods.
-            evaluator.reads.methods[(info.name, method.name.value)] = method
         instance = evaluator.instantiate(info, None, [], {})
         built = dict(instance.attrs or {})
         for method in methods:

@@ -20,12 +20,19 @@ _CONTINUATION = re.compile(r"(else|elif|except|finally|case)\b|[)\]}]")
 # would shift every later line (a form feed in a comment is enough).
 _BREAK = re.compile(r"\r\n|\r|\n")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+_DEFINITION = re.compile(r"(?:[ \t]*@.*\n|[ \t]*#.*\n|\s*\n)*(?:async\s+)?(?:class|def)\s+(\w+)")
 
 
 def split_lines(source: str) -> list[str]:
     """The lines of ``source`` with their line ends (``str.splitlines(keepends=True)``
     for the three line ends Python knows)."""
     return _LINE.findall(source)
+
+
+def defined_name(block: str) -> str | None:
+    """The name of the class or function a block defines, if it is a definition."""
+    match = _DEFINITION.match(block)
+    return match.group(1) if match else None
 
 
 @dataclass(frozen=True)
@@ -94,7 +101,7 @@ def split_blocks(source: str) -> list[BlockText]:
     return blocks
 
 
-def _common_prefix(a: str, b: str) -> int:
+def common_prefix(a: str, b: str) -> int:
     low, high = 0, min(len(a), len(b))
     while low < high:  # slices compare in C: a few passes over the text, not a loop per char
         middle = (low + high + 1) // 2
@@ -105,7 +112,7 @@ def _common_prefix(a: str, b: str) -> int:
     return low
 
 
-def _common_suffix(a: str, b: str, limit: int) -> int:
+def common_suffix(a: str, b: str, limit: int) -> int:
     low, high = 0, limit
     while low < high:
         middle = (low + high + 1) // 2
@@ -127,8 +134,8 @@ def resplit_blocks(old: str, blocks: list[BlockText], new: str) -> list[BlockTex
     """
     if not blocks:
         return split_blocks(new)
-    prefix = _common_prefix(old, new)
-    suffix = _common_suffix(old, new, min(len(old), len(new)) - prefix)
+    prefix = common_prefix(old, new)
+    suffix = common_suffix(old, new, min(len(old), len(new)) - prefix)
     offsets = [0]
     for block in blocks:
         offsets.append(offsets[-1] + len(block.text))

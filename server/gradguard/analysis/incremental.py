@@ -1,15 +1,15 @@
 """Incremental analysis of one document that changes: what an editor session needs.
 
 The document is split into top-level blocks. A block whose text did not change keeps
-its parse tree, so its nodes stay the same objects; a class block that is parsed again
-keeps the nodes of its methods whose code did not change. An interpretation root (a
-class's methods, a function, the module's statements) keeps its findings while its own
-statements are the same nodes and every lookup it made finds the same again: each
-function and method it looked up (or found missing), each class's bases. An edit inside
-one method therefore re-runs the roots of that class and of those that ran the method,
-not those that only built the class or called its other methods. A block that stops
-parsing (a half-typed line) keeps its last good tree, and with it its findings, until it
-parses again.
+its parse tree, so its nodes stay the same objects; in a class block that changed, only
+the statements of its body around the change are parsed again (``reparse``), and the
+others keep their nodes. An interpretation root (a method, a function, the module's
+statements) keeps its findings while its own statements are the same nodes and every
+lookup it made finds the same again: each function and method it looked up (or found
+missing), each class's bases. An edit inside one method therefore re-runs that method's
+root and those that ran the method, not those that only built the class or called its
+other methods. A block that stops parsing (a half-typed line) keeps its last good tree,
+and with it its findings, until it parses again.
 
 Splitting the text into blocks is redone only around the edit (``resplit_blocks``).
 """
@@ -33,10 +33,16 @@ from gradguard.analysis.analyze import (
     run_root,
     to_hazards,
 )
-from gradguard.analysis.blocks import BlockText, resplit_blocks, split_blocks, split_lines
+from gradguard.analysis.blocks import (
+    BlockText,
+    defined_name,
+    resplit_blocks,
+    split_blocks,
+    split_lines,
+)
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.program import Program, build_program
-from gradguard.analysis.sameness import same_code
+from gradguard.analysis.reparse import Layout, layout_of, reparse_class
 
 
 @dataclass(eq=False)
@@ -49,7 +55,27 @@ class Block:
     # Whether ``tree`` was parsed from an earlier text of this block (a syntax error now).
     stale: bool = False
     line_count: int = 0
+    # The text ``tree`` was parsed from: ``text``, or its last version that parsed.
+    parsed_text: str = ""
+    # Where a class block's body statements lie in ``parsed_text`` (found when needed).
+    layout: Layout | None = None
     _ranges: Mapping[cst.CSTNode, CodeRange] | None = None
+
+    def reparsed(self, piece: BlockText) -> Block | None:
+        """This class block's tree after its text became ``piece``'s, parsing only the
+        statements the change touched; ``None`` when that cannot be done."""
+        if self.tree is None:
+            return None
+        if self.layout is None:
+            self.layout = layout_of(self.tree, self.parsed_text)
+            if self.layout is None:
+                return None
+        done = reparse_class(self.parsed_text, self.tree, self.layout, piece.text)
+        if done is None:
+            return None
+        tree, layout = done
+        return Block(piece.text, piece.start_line, tree, line_count=piece.line_count,
+                     parsed_text=piece.text, layout=layout)
 
     def ranges(self) -> Mapping[cst.CSTNode, CodeRange]:
         if self._ranges is None:
@@ -60,46 +86,25 @@ class Block:
         return self._ranges
 
 
-def _with_methods_of(tree: cst.Module, replaced: dict[str, tuple[Block, cst.ClassDef]],
-                     looked_up: set[tuple[str, str]]) -> tuple[cst.Module, list[Block]] | None:
-    """``tree`` with each method that is equal to the one its class had before swapped
-    for that earlier node (the tree stays equal to what was parsed), and the blocks the
-    earlier nodes came from; ``None`` if nothing was swapped."""
-    body = list(tree.body)
-    sources: list[Block] = []
-    for index, statement in enumerate(body):
-        if not isinstance(statement, cst.ClassDef) or \
-                statement.name.value not in replaced or \
-                not isinstance(statement.body, cst.IndentedBlock):
-            continue
-        # Each earlier class gives its nodes to one tree only: a node is in one place.
-        name = statement.name.value
-        source, before = replaced.pop(name)
-        earlier = {m.name.value: m for m in before.body.body
-                   if isinstance(m, cst.FunctionDef) and (name, m.name.value) in looked_up}
-        members = list(statement.body.body)
-        swapped = False
-        for position, member in enumerate(members):
-            match = earlier.get(member.name.value) \
-                if isinstance(member, cst.FunctionDef) else None
-            if match is not None and match is not member and same_code(match, member):
-                members[position] = match
-                del earlier[match.name.value]  # two equal methods of one name: one swap
-                swapped = True
-        if swapped:
-            body[index] = statement.with_changes(
-                body=statement.body.with_changes(body=members))
-            sources.append(source)
-    if not sources:
-        return None
-    return tree.with_changes(body=body), sources
-
-
 def _parse(text: str) -> tuple[cst.Module | None, SourceError | None]:
     try:
         return parse(text), None
     except SourceError as error:
         return None, error
+
+
+def _built(piece: BlockText, edited: dict[str, Block], reused: set[int]) -> Block:
+    """The block of a changed text: parsed again in part from the earlier block that
+    defined the same class (which is then used up), else parsed whole."""
+    earlier = edited.get(defined_name(piece.text) or "")
+    if earlier is not None and id(earlier) not in reused:
+        block = earlier.reparsed(piece)
+        if block is not None:
+            reused.add(id(earlier))
+            return block
+    tree, error = _parse(piece.text)
+    return Block(piece.text, piece.start_line, tree, error, line_count=piece.line_count,
+                 parsed_text=piece.text)
 
 
 class _DocumentRanges(Mapping[cst.CSTNode, CodeRange]):
@@ -223,52 +228,25 @@ class IncrementalDocument:
         for block in old:
             if not block.stale and block.tree is not None:
                 by_text.setdefault(block.text, []).append(block)
-        new: list[Block] = []
+        kept: list[Block | None] = []
         reused: set[int] = set()
         for piece in texts:
             candidates = by_text.get(piece.text)
-            if candidates:
-                block = candidates.pop(0)
-                reused.add(id(block))
-                block.start_line = piece.start_line
-                new.append(block)
-                continue
-            tree, error = _parse(piece.text)
-            new.append(Block(piece.text, piece.start_line, tree, error,
-                             line_count=piece.line_count))
-        if self.incremental:
-            looked_up = {key for cached in self._cache.values()
-                         for key in cached.result.reads.methods}
-            self._adopt_unchanged_methods(old, new, reused, looked_up)
+            same = candidates.pop(0) if candidates else None
+            if same is not None:
+                reused.add(id(same))
+                same.start_line = piece.start_line
+            kept.append(same)
+        # A changed class is parsed again in part from its earlier block of the same name.
+        edited: dict[str, Block] = {}
+        for block in old:
+            name = defined_name(block.text)
+            if id(block) not in reused and block.tree is not None and name is not None:
+                edited.setdefault(name, block)
+        new = [same if same is not None else _built(piece, edited, reused)
+               for piece, same in zip(texts, kept, strict=True)]
         self._keep_last_good_trees(old, new, reused)
         return new
-
-    @staticmethod
-    def _adopt_unchanged_methods(old: list[Block], new: list[Block], reused: set[int],
-                                 looked_up: set[tuple[str, str]]) -> None:
-        """A re-parsed class keeps the nodes of the methods whose code is unchanged.
-
-        Then the results of roots that only used those methods stay valid (their
-        findings point at nodes still in the document), as they would had the class
-        not been touched. Only methods some kept result looked up are compared: keeping
-        the node of any other one would save nothing.
-        """
-        replaced: dict[str, tuple[Block, cst.ClassDef]] = {}
-        for block in old:
-            if id(block) in reused or block.tree is None:
-                continue
-            for statement in block.tree.body:
-                if isinstance(statement, cst.ClassDef):
-                    replaced[statement.name.value] = (block, statement)
-        if not replaced:
-            return
-        for block in new:
-            if block.tree is None or block.stale or block._ranges is not None:
-                continue
-            adopted = _with_methods_of(block.tree, replaced, looked_up)
-            if adopted is not None:
-                block.tree, sources = adopted
-                reused.update(id(b) for b in sources)
 
     @staticmethod
     def _keep_last_good_trees(old: list[Block], new: list[Block], reused: set[int]) -> None:
@@ -283,6 +261,8 @@ class IncrementalDocument:
             if nearest is not None and abs(nearest.start_line - block.start_line) <= 2:
                 replaced.remove(nearest)
                 block.tree = nearest.tree
+                block.parsed_text = nearest.parsed_text
+                block.layout = nearest.layout
                 block.stale = True
 
     def _result(self, program: Program, root: Root) -> RootResult:

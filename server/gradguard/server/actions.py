@@ -16,7 +16,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from gradguard.analysis.blocks import split_blocks
+from gradguard.analysis.blocks import common_prefix, split_blocks
 from gradguard.analysis.rules import RULES
 from gradguard.analysis.suppression import suppression_comment
 from gradguard.server.diagnostics import SOURCE
@@ -137,7 +137,7 @@ class ActionBuilder:
             if 0 <= line < index.line_count and comment_fits(index, line):
                 old = index.line(line)
                 new = suppression_comment(old, code)
-                keep = _common_prefix(old, new)
+                keep = common_prefix(old, new)
                 start = index.position(line, keep, self.encoding)
                 end = index.position(line, len(old), self.encoding)
                 edit = self.workspace_edit([Edit(self.uri, (start.line, start.character),
@@ -171,15 +171,6 @@ class ActionBuilder:
             return None
         return types.CodeAction(title="GradGuard: fix all autograd hazards", kind=FIX_ALL,
                                 diagnostics=fixed, edit=edit)
-
-
-def _common_prefix(a: str, b: str) -> int:
-    length = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        length += 1
-    return length
 
 
 def comment_fits(index: LineIndex, line: int) -> bool:
