@@ -154,3 +154,9 @@ def test_a_negated_condition_is_evaluated_once_not_once_per_not() -> None:
     worker.start()
     worker.join(timeout=20)
     assert done == [1]
+
+
+def test_a_literal_python_cannot_convert_is_an_unknown_value_not_a_crash() -> None:
+    huge = "1" * 5000  # past the 4,300 digits Python turns into an int
+    [hazard] = analyze_source(GATE_WITH_CHECK.replace("g.mul_(2)", f"g.mul_({huge})"))
+    assert hazard.span.line == 9

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -223,7 +223,7 @@ def merge(results: Iterable[RootResult]) -> list[Finding]:
 def to_hazards(
     findings: list[Finding],
     ranges: Mapping[cst.CSTNode, CodeRange],
-    lines: list[str],
+    lines: Sequence[str],
     selection: Selection | None,
 ) -> list[Hazard]:
     chosen = selection or Selection()

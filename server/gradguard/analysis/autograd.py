@@ -147,7 +147,8 @@ class Autograd:
         return self.fresh(grad, op)
 
     def _view_kind(self, base: Value) -> ViewKind:
-        if any(storage.leaf for storage in base.storages) and base.requires_grad:
+        # The cheap test first: a value joined in a loop can hold hundreds of storages.
+        if base.requires_grad and any(storage.leaf for storage in base.storages):
             return "leaf"
         if not self.grad_enabled and base.requires_grad is True:
             return "nograd"

@@ -9,10 +9,12 @@ in order, helper methods, staticmethods), within a depth and a step budget.
 
 from __future__ import annotations
 
+import ast
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 
@@ -474,59 +476,46 @@ class Evaluator:
     # -- expressions ------------------------------------------------------------------
 
     def eval(self, expr: cst.BaseExpression, frame: Frame) -> Value:
-        if isinstance(expr, cst.Name):
-            return self.eval_name(expr.value, frame)
-        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
-            return constant(expr.evaluated_value)
-        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-            return constant(expr.evaluated_value if isinstance(expr, cst.SimpleString)
-                            else UNKNOWN_INT)
-        if isinstance(expr, cst.Attribute):
-            return self.eval_attribute(expr, frame)
-        if isinstance(expr, cst.Call):
-            return self.eval_call(expr, frame)
-        if isinstance(expr, cst.BinaryOperation):
-            return self.eval_binary(expr, frame)
-        if isinstance(expr, cst.UnaryOperation):
-            return self.eval_unary(expr, frame)
-        if isinstance(expr, cst.Comparison):
-            values = self.comparands(expr, frame)
-            if any(is_tensorish(v) for v in values):
-                return self.autograd.fresh(False, "comparison")
-            return constant(_compare(values, [c.operator for c in expr.comparisons]))
-        if isinstance(expr, cst.BooleanOperation):
-            left = self.eval(expr.left, frame)
-            right = self.eval(expr.right, frame)
-            return join(left, right)
-        if isinstance(expr, cst.Subscript):
-            return self.eval_subscript(expr, frame)
-        if isinstance(expr, (cst.List, cst.Tuple)):
-            items: list[Value] = []
-            for element in expr.elements:
-                if isinstance(element, cst.StarredElement):
-                    inner = self.eval(element.value, frame)
-                    if inner.kind != "list" or inner.items is None:
-                        return Value("list", items=None)
-                    items.extend(inner.items)
-                else:
-                    items.append(self.eval(element.value, frame))
-            return Value("list", items=items)
-        if isinstance(expr, cst.IfExp):
-            test = self.truth(expr.test, frame)
-            if test is True:
-                return self.eval(expr.body, frame)
-            if test is False:
-                return self.eval(expr.orelse, frame)
-            return join(self.eval(expr.body, frame), self.eval(expr.orelse, frame))
-        if isinstance(expr, cst.NamedExpr):
-            value = self.eval(expr.value, frame)
-            self.bind(expr.target, value, frame, expr)
-            return value
-        if isinstance(expr, cst.Ellipsis):
-            return constant(...)
-        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
-            return self.eval_comprehension(expr, frame)
-        return unknown()
+        # By exact node type: libcst's node classes are abstract-base subclasses, and a
+        # chain of isinstance checks on them was a fifth of the interpreter's time.
+        evaluate = _EVALUATE.get(type(expr))
+        return unknown() if evaluate is None else evaluate(self, expr, frame)
+
+    def eval_comparison(self, expr: cst.Comparison, frame: Frame) -> Value:
+        values = self.comparands(expr, frame)
+        if any(is_tensorish(v) for v in values):
+            return self.autograd.fresh(False, "comparison")
+        return constant(_compare(values, [c.operator for c in expr.comparisons]))
+
+    def eval_boolean(self, expr: cst.BooleanOperation, frame: Frame) -> Value:
+        left = self.eval(expr.left, frame)
+        right = self.eval(expr.right, frame)
+        return join(left, right)
+
+    def eval_sequence(self, expr: cst.List | cst.Tuple, frame: Frame) -> Value:
+        items: list[Value] = []
+        for element in expr.elements:
+            if isinstance(element, cst.StarredElement):
+                inner = self.eval(element.value, frame)
+                if inner.kind != "list" or inner.items is None:
+                    return Value("list", items=None)
+                items.extend(inner.items)
+            else:
+                items.append(self.eval(element.value, frame))
+        return Value("list", items=items)
+
+    def eval_if_expression(self, expr: cst.IfExp, frame: Frame) -> Value:
+        test = self.truth(expr.test, frame)
+        if test is True:
+            return self.eval(expr.body, frame)
+        if test is False:
+            return self.eval(expr.orelse, frame)
+        return join(self.eval(expr.body, frame), self.eval(expr.orelse, frame))
+
+    def eval_walrus(self, expr: cst.NamedExpr, frame: Frame) -> Value:
+        value = self.eval(expr.value, frame)
+        self.bind(expr.target, value, frame, expr)
+        return value
 
     def eval_comprehension(self, expr: cst.ListComp | cst.GeneratorExp, frame: Frame) -> Value:
         """A list of unknown length whose elements are all like one evaluation of ``elt``."""
@@ -1269,6 +1258,60 @@ def _compare_pair(left: Value, right: Value, operator: cst.BaseCompOp) -> bool |
     if isinstance(operator, cst.NotEqual):
         return bool(a != b)
     return None
+
+
+def _literal_value(evaluator: Evaluator,
+                   expr: cst.Integer | cst.Float | cst.Imaginary | cst.SimpleString,
+                   frame: Frame) -> Value:
+    return constant(_literal(expr.value))
+
+
+def _unknown_string(evaluator: Evaluator, expr: cst.BaseExpression, frame: Frame) -> Value:
+    return constant(UNKNOWN_INT)
+
+
+def _name(evaluator: Evaluator, expr: cst.Name, frame: Frame) -> Value:
+    return evaluator.eval_name(expr.value, frame)
+
+
+def _ellipsis(evaluator: Evaluator, expr: cst.Ellipsis, frame: Frame) -> Value:
+    return constant(...)
+
+
+_EVALUATE: dict[type[cst.CSTNode], Callable[[Evaluator, Any, Frame], Value]] = {
+    cst.Name: _name,
+    cst.Integer: _literal_value,
+    cst.Float: _literal_value,
+    cst.Imaginary: _literal_value,
+    cst.SimpleString: _literal_value,
+    cst.ConcatenatedString: _unknown_string,
+    cst.FormattedString: _unknown_string,
+    cst.Attribute: Evaluator.eval_attribute,
+    cst.Call: Evaluator.eval_call,
+    cst.BinaryOperation: Evaluator.eval_binary,
+    cst.UnaryOperation: Evaluator.eval_unary,
+    cst.Comparison: Evaluator.eval_comparison,
+    cst.BooleanOperation: Evaluator.eval_boolean,
+    cst.Subscript: Evaluator.eval_subscript,
+    cst.List: Evaluator.eval_sequence,
+    cst.Tuple: Evaluator.eval_sequence,
+    cst.IfExp: Evaluator.eval_if_expression,
+    cst.NamedExpr: Evaluator.eval_walrus,
+    cst.Ellipsis: _ellipsis,
+    cst.ListComp: Evaluator.eval_comprehension,
+    cst.GeneratorExp: Evaluator.eval_comprehension,
+}
+
+
+# ``evaluated_value`` parses the literal with ``ast.literal_eval`` on every call, and
+# a root runs the same few literals (0, 1, -1, "mean") over and over.
+@functools.lru_cache(maxsize=1 << 12)
+def _literal(text: str) -> object:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return UNKNOWN_INT  # an integer past Python's 4,300 digits, say: not known
+
 
 
 # Nodes never change and the same ones are labelled on every run of a root (and once

@@ -16,8 +16,10 @@ Splitting the text into blocks is redone only around the edit (``resplit_blocks`
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import bisect
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -60,6 +62,7 @@ class Block:
     # Where a class block's body statements lie in ``parsed_text`` (found when needed).
     layout: Layout | None = None
     _ranges: Mapping[cst.CSTNode, CodeRange] | None = None
+    _lines: list[str] | None = None
 
     def reparsed(self, piece: BlockText) -> Block | None:
         """This class block's tree after its text became ``piece``'s, parsing only the
@@ -76,6 +79,12 @@ class Block:
         tree, layout = done
         return Block(piece.text, piece.start_line, tree, line_count=piece.line_count,
                      parsed_text=piece.text, layout=layout)
+
+    def lines(self) -> list[str]:
+        """The block's lines, without their line ends."""
+        if self._lines is None:
+            self._lines = [line.rstrip("\r\n") for line in split_lines(self.text)]
+        return self._lines
 
     def ranges(self) -> Mapping[cst.CSTNode, CodeRange]:
         if self._ranges is None:
@@ -105,6 +114,35 @@ def _built(piece: BlockText, edited: dict[str, Block], reused: set[int]) -> Bloc
     tree, error = _parse(piece.text)
     return Block(piece.text, piece.start_line, tree, error, line_count=piece.line_count,
                  parsed_text=piece.text)
+
+
+class _DocumentLines(Sequence[str]):
+    """The document's lines, split block by block when one is asked for: the few lines
+    findings are reported on, not the whole text on every keystroke."""
+
+    def __init__(self, blocks: list[Block]) -> None:
+        self.blocks = blocks
+        self.firsts = [block.start_line for block in blocks]
+        self.total = blocks[-1].start_line + blocks[-1].line_count - 1 if blocks else 0
+
+    def __len__(self) -> int:
+        return self.total
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self.total))]
+        if index < 0:
+            index += self.total
+        if not 0 <= index < self.total:
+            raise IndexError(index)
+        block = self.blocks[bisect.bisect_right(self.firsts, index + 1) - 1]
+        return block.lines()[index + 1 - block.start_line]
 
 
 class _DocumentRanges(Mapping[cst.CSTNode, CodeRange]):
@@ -153,6 +191,23 @@ class _Cached:
     result: RootResult
     anchors: tuple[cst.CSTNode, ...]
     aliases: dict[str, str]
+    # The classes and functions its lookups named.
+    names: frozenset[str]
+
+
+def _changed_definitions(before: Program | None, after: Program) -> frozenset[str] | None:
+    """The names whose class or function is another node (or none) in ``after``."""
+    if before is None:
+        return None
+    changed = set()
+    for name in before.classes.keys() | after.classes.keys():
+        old, new = before.classes.get(name), after.classes.get(name)
+        if old is None or new is None or old.node is not new.node:
+            changed.add(name)
+    for name in before.functions.keys() | after.functions.keys():
+        if before.functions.get(name) is not after.functions.get(name):
+            changed.add(name)
+    return frozenset(changed)
 
 
 def _definition(program: Program, name: str) -> cst.CSTNode | None:
@@ -177,6 +232,10 @@ class IncrementalDocument:
     text: str = ""
     roots_run: int = 0
     _cache: dict[str, _Cached] = field(default_factory=dict)
+    # The classes and functions whose definition is not the node it was in the last
+    # update: every cached result held then, so only lookups of these need checking.
+    _changed: frozenset[str] | None = None
+    _program: Program | None = None
     _pieces: list[BlockText] = field(default_factory=list)
 
     def update(self, text: str, selection: Selection | None = None) -> list[Hazard]:
@@ -188,6 +247,8 @@ class IncrementalDocument:
         self.blocks = self._rebuild(self._pieces)
         program = build_program([s for b in self.blocks if b.tree is not None
                                  for s in b.tree.body])
+        self._changed = _changed_definitions(self._program, program)
+        self._program = program
         all_roots = roots(program, per_method=True)
         results = [self._result(program, root) for root in all_roots]
         if self.incremental:
@@ -197,7 +258,7 @@ class IncrementalDocument:
         if not findings:
             return []
         relevant = self._relevant_blocks(program, all_roots, results)
-        lines = [line.rstrip("\r\n") for line in split_lines(text)]
+        lines = _DocumentLines(self.blocks)
         return to_hazards(findings, _DocumentRanges(relevant, len(lines)), lines, selection)
 
     @property
@@ -268,19 +329,22 @@ class IncrementalDocument:
     def _result(self, program: Program, root: Root) -> RootResult:
         anchors = _anchors(program, root)
         cached = self._cache.get(root.key) if self.incremental else None
-        if cached is not None and self._still_valid(cached, program, anchors):
+        if cached is not None and self._still_valid(cached, program, anchors, self._changed):
             return cached.result
         result = run_root(program, root)
         self.roots_run += 1
         if self.incremental:
-            self._cache[root.key] = _Cached(result, anchors, dict(program.aliases))
+            self._cache[root.key] = _Cached(result, anchors, dict(program.aliases),
+                                            result.reads.names())
         return result
 
     @staticmethod
-    def _still_valid(cached: _Cached, program: Program,
-                     anchors: tuple[cst.CSTNode, ...]) -> bool:
+    def _still_valid(cached: _Cached, program: Program, anchors: tuple[cst.CSTNode, ...],
+                     changed: frozenset[str] | None) -> bool:
         if cached.aliases != program.aliases or len(cached.anchors) != len(anchors):
             return False
         if any(a is not b for a, b in zip(cached.anchors, anchors, strict=True)):
             return False
+        if changed is not None and changed.isdisjoint(cached.names):
+            return True
         return cached.result.reads.still_hold(program)

@@ -31,6 +31,11 @@ class Reads:
     # (class, name) -> the method the class itself defines under that name, if any.
     methods: dict[tuple[str, str], cst.FunctionDef | None] = field(default_factory=dict)
 
+    def names(self) -> frozenset[str]:
+        """Every class and function name a lookup asked for."""
+        return frozenset(self.classes) | frozenset(self.functions) | \
+            frozenset(class_name for class_name, _ in self.methods)
+
     def still_hold(self, program: Program) -> bool:
         for name, bases in self.classes.items():
             info = program.classes.get(name)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -59,7 +59,7 @@ def _severity(finding: Finding) -> Severity:
 
 
 def to_hazard(finding: Finding, ranges: Mapping[cst.CSTNode, CodeRange],
-              lines: list[str]) -> Hazard:
+              lines: Sequence[str]) -> Hazard:
     span = span_of(ranges, finding.node)
     related: list[Related] = []
     if finding.code in ("GG001", "GG004"):
@@ -103,7 +103,7 @@ def to_hazard(finding: Finding, ranges: Mapping[cst.CSTNode, CodeRange],
 
 
 def _fix(finding: Finding, ranges: Mapping[cst.CSTNode, CodeRange],
-         lines: list[str]) -> Fix | None:
+         lines: Sequence[str]) -> Fix | None:
     spans = spans_from(ranges)
     try:
         fix = plan_fix(finding.plan, spans, lines) if finding.plan is not None else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 _GRADGUARD = re.compile(r"#\s*gradguard:\s*ignore(?:\[(?P<codes>[A-Za-z0-9,\s]*)\])?")
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
@@ -25,7 +26,7 @@ def suppressed_codes(line: str) -> frozenset[str]:
     return frozenset(codes)
 
 
-def is_suppressed(code: str, lines: list[str], line_numbers: list[int]) -> bool:
+def is_suppressed(code: str, lines: Sequence[str], line_numbers: list[int]) -> bool:
     """Whether any of the given 1-based lines silences ``code``."""
     for number in line_numbers:
         if 1 <= number <= len(lines):

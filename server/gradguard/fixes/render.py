@@ -6,7 +6,7 @@ changed tree, so the formatting and comments around it stay as they were.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -71,7 +71,7 @@ def layer_fix(layer: NnModule, span: Spans) -> Fix | None:
     return Fix(message, (TextEdit(span(call), code(changed)),))
 
 
-def plan_fix(plan: Plan, span: Spans, lines: list[str]) -> Fix | None:
+def plan_fix(plan: Plan, span: Spans, lines: Sequence[str]) -> Fix | None:
     if isinstance(plan, OutOfPlace):
         return _out_of_place(plan, span)
     if isinstance(plan, AugmentedToBinary):
@@ -148,7 +148,7 @@ def _chain_starts_with(value: cst.BaseExpression, call: cst.Call) -> bool:
             return False
 
 
-def _move_after(plan: MoveAfter, span: Spans, lines: list[str]) -> Fix | None:
+def _move_after(plan: MoveAfter, span: Spans, lines: Sequence[str]) -> Fix | None:
     moved = span(plan.place.line)
     after = span(plan.after.line)
     if _indent(lines, moved.line) != _indent(lines, after.line):
@@ -167,7 +167,7 @@ def _move_after(plan: MoveAfter, span: Spans, lines: list[str]) -> Fix | None:
                "backward's too)", (delete, insert))
 
 
-def _indent(lines: list[str], line: int) -> str:
+def _indent(lines: Sequence[str], line: int) -> str:
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     return text[: len(text) - len(text.lstrip(" \t"))]
 
