@@ -6,15 +6,20 @@ and ``$/cancelRequest`` only stops a request that has not started. The probe run
 seconds to minutes, so it needs both: this protocol keeps each command request's params
 by request id (the handler reads them through ``protocol.msg_id``, which pygls sets for
 the handler's task) and tells listeners when the client cancels a request.
+
+It also leaves pygls's own copy of the open text documents out: the server keeps each
+document itself (``documents``), and keeping a second copy meant splitting a large
+file into lines once more on every keystroke.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 
 MsgId = int | str
 
@@ -50,3 +55,23 @@ class GradGuardProtocol(LanguageServerProtocol):
         listener = self.cancel_listeners.pop(msg_id, None)
         if listener is not None:
             listener()
+
+    def _user_handler(self, method: str, params: Any) -> Iterator[Any]:
+        handler = self.fm.features.get(method)
+        if handler is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams
+                                    ) -> Iterator[Any]:
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams
+                                      ) -> Iterator[Any]:
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams
+                                     ) -> Iterator[Any]:
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_CLOSE, params)
