@@ -127,3 +127,20 @@ def test_a_changed_base_class_reruns_the_roots_that_looked_through_it() -> None:
     edited = SOURCE.replace("class Sub(Gen):", "class Sub(nn.Module):")
 
     assert _edit(document, edited) == 2  # class Sub and run_sub
+
+
+def test_a_changed_import_reruns_every_root() -> None:
+    document = _opened()
+    edited = SOURCE.replace("import torch.nn as nn\n", "import torch.nn as nn\nimport math\n")
+
+    # What a name means may have changed anywhere: the module's statements, Gen's two
+    # methods, Sub's one, the four functions.
+    assert _edit(document, edited) == 8
+
+
+def test_an_edit_that_changes_nothing_another_root_read_reruns_only_the_edited_one() -> None:
+    document = _opened()
+    edited = SOURCE.replace("    return later(y)\n", "    return later(y * 2)\n")
+
+    assert _edit(document, edited) == 1
+    assert _edit(document, edited) == 0  # the same text again

@@ -43,7 +43,12 @@ from gradguard.analysis.blocks import (
     split_lines,
 )
 from gradguard.analysis.hazard import Hazard
-from gradguard.analysis.program import Program, build_program
+from gradguard.analysis.program import (
+    Program,
+    StatementIndex,
+    build_program,
+    index_statement,
+)
 from gradguard.analysis.reparse import Layout, layout_of, reparse_class
 
 
@@ -196,9 +201,10 @@ class _Cached:
 
 
 def _changed_definitions(before: Program | None, after: Program) -> frozenset[str] | None:
-    """The names whose class or function is another node (or none) in ``after``."""
-    if before is None:
-        return None
+    """The names whose class or function is another node (or none) in ``after``;
+    ``None`` when anything may have changed."""
+    if before is None or before.aliases != after.aliases:
+        return None  # an import changed: every lookup is checked
     changed = set()
     for name in before.classes.keys() | after.classes.keys():
         old, new = before.classes.get(name), after.classes.get(name)
@@ -236,6 +242,8 @@ class IncrementalDocument:
     # update: every cached result held then, so only lookups of these need checking.
     _changed: frozenset[str] | None = None
     _program: Program | None = None
+    # Each top-level statement's own index entry, by node, while the node is in use.
+    _index: dict[int, tuple[cst.BaseStatement, StatementIndex]] = field(default_factory=dict)
     _pieces: list[BlockText] = field(default_factory=list)
 
     def update(self, text: str, selection: Selection | None = None) -> list[Hazard]:
@@ -245,8 +253,9 @@ class IncrementalDocument:
             self._pieces = split_blocks(text)
         self.text = text
         self.blocks = self._rebuild(self._pieces)
-        program = build_program([s for b in self.blocks if b.tree is not None
-                                 for s in b.tree.body])
+        statements: list[cst.BaseStatement] = [
+            s for b in self.blocks if b.tree is not None for s in b.tree.body]
+        program = build_program(statements, self._indexes(statements))
         self._changed = _changed_definitions(self._program, program)
         self._program = program
         all_roots = roots(program, per_method=True)
@@ -260,6 +269,12 @@ class IncrementalDocument:
         relevant = self._relevant_blocks(program, all_roots, results)
         lines = _DocumentLines(self.blocks)
         return to_hazards(findings, _DocumentRanges(relevant, len(lines)), lines, selection)
+
+    def _indexes(self, statements: list[cst.BaseStatement]) -> list[StatementIndex]:
+        known = self._index if self.incremental else {}
+        entries = [known.get(id(s)) or (s, index_statement(s)) for s in statements]
+        self._index = {id(s): (s, index) for s, index in entries}
+        return [index for _, index in entries]
 
     @property
     def errors(self) -> list[tuple[int, int, str]]:
@@ -341,10 +356,10 @@ class IncrementalDocument:
     @staticmethod
     def _still_valid(cached: _Cached, program: Program, anchors: tuple[cst.CSTNode, ...],
                      changed: frozenset[str] | None) -> bool:
-        if cached.aliases != program.aliases or len(cached.anchors) != len(anchors):
+        if len(cached.anchors) != len(anchors) or \
+                any(a is not b for a, b in zip(cached.anchors, anchors, strict=True)):
             return False
-        if any(a is not b for a, b in zip(cached.anchors, anchors, strict=True)):
-            return False
-        if changed is not None and changed.isdisjoint(cached.names):
-            return True
-        return cached.result.reads.still_hold(program)
+        if changed is not None:
+            # Every cached result held for the last update, and the imports are the same.
+            return changed.isdisjoint(cached.names) or cached.result.reads.still_hold(program)
+        return cached.aliases == program.aliases and cached.result.reads.still_hold(program)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import libcst as cst
 
 # Used when a snippet has no imports (a half-typed file, a pasted cell): the names
@@ -33,34 +31,31 @@ def _module_name(node: cst.BaseExpression) -> str:
     return name or ""
 
 
-def import_aliases(statements: Sequence[cst.BaseStatement]) -> dict[str, str]:
-    """Local name -> qualified name, from a module's top-level imports."""
-    aliases = dict(CONVENTIONAL_ALIASES)
-    for statement in statements:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Import):
-                for alias in small.names:
-                    full = _module_name(alias.name)
-                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                        aliases[alias.asname.name.value] = full
-                    else:
-                        top = full.split(".")[0]
-                        aliases[top] = top
-            elif isinstance(small, cst.ImportFrom) and small.module is not None:
-                if small.relative:
-                    continue
-                base = _module_name(small.module)
-                if isinstance(small.names, cst.ImportStar):
-                    continue
-                for alias in small.names:
-                    name = _module_name(alias.name)
-                    local = name
-                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                        local = alias.asname.name.value
-                    aliases[local] = f"{base}.{name}"
-    return aliases
+def imported_names(statement: cst.BaseStatement) -> list[tuple[str, str]]:
+    """(local name, qualified name) of each name a top-level statement imports, in order."""
+    names: list[tuple[str, str]] = []
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return names
+    for small in statement.body:
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                full = _module_name(alias.name)
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    names.append((alias.asname.name.value, full))
+                else:
+                    top = full.split(".")[0]
+                    names.append((top, top))
+        elif isinstance(small, cst.ImportFrom) and small.module is not None:
+            if small.relative or isinstance(small.names, cst.ImportStar):
+                continue
+            base = _module_name(small.module)
+            for alias in small.names:
+                name = _module_name(alias.name)
+                local = name
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    local = alias.asname.name.value
+                names.append((local, f"{base}.{name}"))
+    return names
 
 
 def qualify(dotted: str, aliases: dict[str, str]) -> str:

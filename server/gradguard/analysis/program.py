@@ -6,7 +6,12 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from gradguard.analysis.names import dotted_name, import_aliases, qualify
+from gradguard.analysis.names import (
+    CONVENTIONAL_ALIASES,
+    dotted_name,
+    imported_names,
+    qualify,
+)
 
 
 @dataclass
@@ -122,27 +127,53 @@ def _decorator_names(node: cst.FunctionDef) -> list[str]:
     return names
 
 
-def build_program(statements: list[cst.BaseStatement]) -> Program:
-    """Index top-level statements (of one module, or of a document's blocks in order)."""
-    aliases = import_aliases(statements)
+@dataclass(frozen=True)
+class StatementIndex:
+    """What one top-level statement adds to the index: found once per parsed statement
+    (an editor session keeps it while the statement's node is unchanged)."""
+
+    imports: tuple[tuple[str, str], ...] = ()
+    class_name: str | None = None
+    bases: tuple[str, ...] = ()  # dotted, as written
+    methods: tuple[tuple[str, cst.FunctionDef], ...] = ()
+    staticmethods: frozenset[str] = frozenset()
+    function: cst.FunctionDef | None = None
+
+
+def index_statement(statement: cst.BaseStatement) -> StatementIndex:
+    if isinstance(statement, cst.ClassDef):
+        bases = tuple(name for name in (dotted_name(arg.value) for arg in statement.bases)
+                      if name is not None)
+        methods = tuple((item.name.value, item) for item in statement.body.body
+                        if isinstance(item, cst.FunctionDef))
+        static = frozenset(name for name, item in methods
+                           if "staticmethod" in _decorator_names(item))
+        return StatementIndex(class_name=statement.name.value, bases=bases, methods=methods,
+                              staticmethods=static)
+    if isinstance(statement, cst.FunctionDef):
+        return StatementIndex(function=statement)
+    return StatementIndex(imports=tuple(imported_names(statement)))
+
+
+def build_program(statements: list[cst.BaseStatement],
+                  indexes: list[StatementIndex] | None = None) -> Program:
+    """Index top-level statements (of one module, or of a document's blocks in order);
+    ``indexes`` are the statements' own, if known already."""
+    if indexes is None:
+        indexes = [index_statement(statement) for statement in statements]
+    aliases = dict(CONVENTIONAL_ALIASES)
+    for index in indexes:
+        aliases.update(index.imports)
     classes: dict[str, ClassInfo] = {}
     functions: dict[str, cst.FunctionDef] = {}
-    for statement in statements:
-        if isinstance(statement, cst.ClassDef):
-            bases = []
-            for arg in statement.bases:
-                name = dotted_name(arg.value)
-                if name is not None:
-                    bases.append(qualify(name, aliases))
-            info = ClassInfo(statement.name.value, statement, bases)
-            for item in statement.body.body:
-                if isinstance(item, cst.FunctionDef):
-                    info.methods[item.name.value] = item
-                    if "staticmethod" in _decorator_names(item):
-                        info.staticmethods.add(item.name.value)
+    for statement, index in zip(statements, indexes, strict=True):
+        if index.class_name is not None and isinstance(statement, cst.ClassDef):
+            info = ClassInfo(index.class_name, statement,
+                             [qualify(base, aliases) for base in index.bases],
+                             dict(index.methods), set(index.staticmethods))
             classes[info.name] = info
-        elif isinstance(statement, cst.FunctionDef):
-            functions[statement.name.value] = statement
+        elif index.function is not None:
+            functions[index.function.name.value] = index.function
     return Program(list(statements), aliases, classes, functions)
 
 
