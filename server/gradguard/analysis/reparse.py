@@ -24,6 +24,9 @@ import bisect
 from dataclasses import dataclass
 
 import libcst as cst
+
+# Codegen's state is libcst's hook for following code generation node by node (its
+# position metadata is built on it); it is not exported at the top level.
 from libcst._nodes.internal import CodegenState
 
 from gradguard.analysis.blocks import common_prefix, common_suffix
