@@ -26,6 +26,8 @@ class Span:
 class Related:
     span: Span
     message: str
+    # The file the location is in, when it is not the hazard's own.
+    path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,8 @@ class Hazard:
         return replace(
             self,
             span=self.span.shifted(lines),
-            related=tuple(Related(r.span.shifted(lines), r.message) for r in self.related),
+            related=tuple(r if r.path is not None else Related(r.span.shifted(lines), r.message)
+                          for r in self.related),
             fix=None
             if self.fix is None
             else Fix(

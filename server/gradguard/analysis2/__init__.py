@@ -1,0 +1,1 @@
+"""Static analysis, second engine: Python's ``ast`` and per-function summaries."""

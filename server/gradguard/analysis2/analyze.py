@@ -1,0 +1,138 @@
+"""Source text in, hazards out: the analysis entry point (pure, no torch, no I/O)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from gradguard.analysis.blocks import defined_name, split_blocks, split_lines
+from gradguard.analysis.hazard import Hazard
+from gradguard.analysis.suppression import is_suppressed
+from gradguard.analysis2.findings import Finding, better
+from gradguard.analysis2.interpreter import SummaryCache
+from gradguard.analysis2.program import Program, build_program
+from gradguard.analysis2.report import to_hazard
+from gradguard.analysis2.roots import RootResult, roots, run_root
+from gradguard.analysis2.syntax import Piece, SourceError, parse
+
+__all__ = ["Selection", "SourceError", "analyze_source", "may_hold_hazards"]
+
+# Every hazard needs an in-place write, an optimizer step or a backward; text with none
+# of these cannot hold one, and skipping its parse is most of the speed on real trees.
+_CANDIDATE = re.compile(
+    r"inplace|[A-Za-z0-9]_\s*\(|[-+*/@%&|]=|\]\s*=[^=]|\bout\s*=|\.step\s*\(|backward"
+)
+
+# Without torch in sight nothing can be known to require grad (no parameters, no
+# requires_grad=True, no nn.Module): only uncertain findings are possible there.
+_TORCH = re.compile(r"torch|requires_grad|\bnn\.|\bF\.")
+
+
+def may_hold_hazards(source: str, uncertain: bool = False) -> bool:
+    if _CANDIDATE.search(source) is None:
+        return False
+    return uncertain or _TORCH.search(source) is not None
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which findings a run reports: rule codes (prefixes), and whether uncertain ones.
+
+    A finding is uncertain when it holds only if a tensor whose origin the analysis
+    cannot see requires grad (a plain function's argument, say); those are left out
+    unless asked for, because on real code most of them are data that never does.
+    """
+
+    select: frozenset[str] | None = None
+    ignore: frozenset[str] = frozenset()
+    uncertain: bool = False
+
+    def wants(self, code: str) -> bool:
+        def matches(codes: Iterable[str]) -> bool:
+            return any(code.startswith(prefix) for prefix in codes)
+
+        if self.select is not None and not matches(self.select):
+            return False
+        return not matches(self.ignore)
+
+
+_WORD = re.compile(r"\w+")
+
+
+def reaching(source: str) -> set[str]:
+    """The top-level definitions whose interpretation can meet a write, a step or a
+    backward: those whose own text has one, and those that name such a definition.
+    ``"<module>"`` stands for the module's own statements."""
+    texts: dict[str, list[str]] = {}
+    for block in split_blocks(source):
+        texts.setdefault(defined_name(block.text) or "<module>", []).append(block.text)
+    names = set(texts)
+    mentions = {name: set(_WORD.findall("".join(parts))) & names
+                for name, parts in texts.items()}
+    found = {name for name, parts in texts.items()
+             if any(_CANDIDATE.search(part) for part in parts)}
+    grew = True
+    while grew:
+        grew = False
+        for name, used in mentions.items():
+            if name not in found and used & found:
+                found.add(name)
+                grew = True
+    return found
+
+
+def merge(results: Iterable[RootResult]) -> list[Finding]:
+    merged: dict[tuple[object, ...], Finding] = {}
+    for result in results:
+        for finding in result.findings:
+            known = merged.get(finding.key())
+            if known is None or better(finding, known):
+                merged[finding.key()] = finding
+    return list(merged.values())
+
+
+def to_hazards(findings: Iterable[Finding], path: str, lines: Sequence[str],
+               selection: Selection | None) -> list[Hazard]:
+    """The hazards of ``findings`` located in ``path``, suppression comments applied."""
+    chosen = selection or Selection()
+    hazards: dict[tuple[object, ...], Hazard] = {}
+    for finding in findings:
+        if finding.piece.path != path or not chosen.wants(finding.code):
+            continue
+        if finding.confidence == "medium" and not chosen.uncertain:
+            continue
+        hazard = to_hazard(finding)
+        if is_suppressed(hazard.code, lines, [hazard.span.line, hazard.span.end_line]):
+            continue
+        # ``x.add_(a).sub_(b)``: every call of the chain writes the same tensor; the
+        # first one, which is the innermost and starts where the others do, is reported.
+        key = (hazard.code, hazard.span.line, hazard.span.column,
+               tuple(r.span for r in hazard.related))
+        known = hazards.get(key)
+        if known is None or hazard.span < known.span:
+            hazards[key] = hazard
+    return sorted(hazards.values(), key=lambda h: (h.span, h.code, h.message))
+
+
+def analyze_source(source: str, selection: Selection | None = None,
+                   path: str = "<source>") -> list[Hazard]:
+    """The hazards in one Python source text, sorted by position."""
+    if not may_hold_hazards(source, (selection or Selection()).uncertain):
+        return []
+    program = program_of(path, source)
+    cache = SummaryCache()
+    programs = {path: program}
+    findings = merge(run_root(programs, root, cache)
+                     for root in roots(program, reaching(source)))
+    if not findings:
+        return []
+    lines = [line.rstrip("\r\n") for line in split_lines(source)]
+    return to_hazards(findings, path, lines, selection)
+
+
+def program_of(path: str, source: str) -> Program:
+    """One file's program: parsed whole, one piece."""
+    module = parse(source)
+    piece = Piece(path, source)
+    return build_program(path, ((piece, statement) for statement in module.body))

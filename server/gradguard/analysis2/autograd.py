@@ -1,0 +1,328 @@
+"""The autograd model: applying an op's facts to abstract values, and the hazard checks.
+
+This is where saves are recorded and where writes are checked against them; the
+interpreter decides *which* op a piece of code is, this module decides what it does.
+
+While a function's summary is computed (:mod:`gradguard.analysis2.summaries`), every
+change to a storage of the function's inputs is also written to ``events``, in order,
+so that a call site can replay it on the caller's own storages.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from gradguard.analysis.hazard import Confidence
+from gradguard.analysis2.findings import Finding, Site, better
+from gradguard.analysis2.syntax import Piece
+from gradguard.analysis2.values import (
+    NnModule,
+    PendingWrite,
+    Save,
+    Storage,
+    Value,
+    ViewKind,
+    ancestry,
+    any_grad,
+    is_tensorish,
+)
+from gradguard.facts.table import Effect
+from gradguard.fixes2.plans import MoveAfter, Place, Plan
+
+
+def _confidence(*levels: bool | None) -> Confidence | None:
+    """High when every condition is known true, medium when some are unknown."""
+    if any(level is False for level in levels):
+        return None
+    return "high" if all(level is True for level in levels) else "medium"
+
+
+def _backward_name(effect: Effect, op: str) -> str:
+    """Whose backward needs a save: the aten op when the call is one, else the call."""
+    if len(effect.aten) == 1:
+        return effect.aten[0].removeprefix("aten::").split(".")[0]
+    name, _, note = op.partition(" (")
+    if note:
+        return note.split(",")[0].rstrip(")")
+    return name.split("(")[0].rsplit(".", 1)[-1] or op
+
+
+def _lower(a: Confidence, b: Confidence) -> Confidence:
+    return "high" if a == b == "high" else "medium"
+
+
+@dataclass(frozen=True)
+class WriteEvent:
+    storage: Storage
+    piece: Piece
+    node: ast.AST
+    op: str
+    confidence: Confidence
+    place: Place | None
+    layer: NnModule | None
+    plan: Plan | None
+    via: tuple[Site, ...]
+
+
+@dataclass(frozen=True)
+class BackwardEvent:
+    piece: Piece
+    node: ast.AST
+    retain: bool
+    place: Place | None
+    # The loss whose graph it runs over (None: unknown, every save is in it).
+    loss: Value | None
+    via: tuple[Site, ...]
+
+
+# ("save" | "unsave" | "resave", storage, save), a write, or a backward.
+Event = tuple[str, Storage, Save] | WriteEvent | BackwardEvent
+
+
+@dataclass
+class Autograd:
+    grad_enabled: bool = True
+    findings: dict[tuple[object, ...], Finding] = field(default_factory=dict)
+    storages: list[Storage] = field(default_factory=list)
+    via: tuple[Site, ...] = ()
+    # The rewrite that would remove a hazard found at the current write, if one is safe.
+    plan: Plan | None = None
+    # Saves made since a branch began, so that the other branch can run without them.
+    journal: list[tuple[Storage, Save]] | None = None
+    # While a summary is computed: the ids of its inputs' storages, and what befell them.
+    inputs: set[int] | None = None
+    events: list[Event] = field(default_factory=list)
+
+    def new_storage(self, leaf: bool = False, param: bool = False) -> Storage:
+        storage = Storage(leaf=leaf, param=param)
+        self.storages.append(storage)
+        return storage
+
+    def fresh(self, requires_grad: bool | None) -> Value:
+        return Value("tensor", (self.new_storage(),), requires_grad)
+
+    def report(self, finding: Finding) -> None:
+        key = finding.key()
+        known = self.findings.get(key)
+        if known is None or better(finding, known):
+            self.findings[key] = finding
+
+    def _recorded(self, storage: Storage) -> bool:
+        return self.inputs is not None and id(storage) in self.inputs
+
+    # -- saves ------------------------------------------------------------------------
+
+    def add_save(self, storage: Storage, save: Save) -> None:
+        storage.saves.append(save)
+        if self.journal is not None:
+            self.journal.append((storage, save))
+        if self._recorded(storage):
+            self.events.append(("save", storage, save))
+
+    def take_back(self, storage: Storage, save: Save) -> None:
+        """A branch's save hidden while the other branch runs."""
+        if save in storage.saves:
+            storage.saves.remove(save)
+            if self._recorded(storage):
+                self.events.append(("unsave", storage, save))
+
+    def give_back(self, storage: Storage, save: Save) -> None:
+        storage.saves.append(save)
+        if self._recorded(storage):
+            self.events.append(("resave", storage, save))
+
+    # -- applying facts -------------------------------------------------------------
+
+    def apply(
+        self,
+        effect: Effect,
+        piece: Piece,
+        node: ast.AST,
+        op: str,
+        inputs: list[Value],
+        layer: NnModule | None = None,
+        output_save: Site | None = None,
+    ) -> Value:
+        """Run one op: check its write, record its saves, return its output."""
+        first = inputs[0] if inputs else None
+        other = inputs[1] if len(inputs) > 1 else None
+        graph = any_grad(inputs) if self.grad_enabled else False
+        if effect.writes and first is not None:
+            self.write(first, piece, node, op, layer=layer)
+        output = self._output(effect, first, graph)
+        if output is first and first is not None:
+            first.history = first.history + tuple(v for v in inputs[1:] if v is not first)
+        elif effect.differentiable:
+            output.history = tuple(inputs)  # detach() and argmax() start a new lineage
+        if graph is not False:
+            save_piece, save_node = output_save or (piece, node)
+            aten = _backward_name(effect, op)
+            for role, condition in effect.saves.items():
+                target = {"input": first, "other": other, "output": output}.get(role)
+                # Saves are charged only to values known to be tensors: an unknown value
+                # may be a Python number or a list, which nothing can overwrite.
+                if target is None or target.kind != "tensor":
+                    continue
+                level = self._condition(condition, first, other)
+                confidence = _confidence(graph, level)
+                if confidence is None:
+                    continue
+                for storage in target.storages:
+                    self.add_save(storage, Save(save_piece, save_node, f"{op}|{aten}", role,
+                                                confidence, output))
+        return output
+
+    @staticmethod
+    def _condition(condition: str, first: Value | None, other: Value | None) -> bool | None:
+        if condition == "always":
+            return True
+        subject = other if condition == "other_requires_grad" else first
+        if subject is None or not is_tensorish(subject):
+            return False
+        return subject.requires_grad
+
+    def _output(self, effect: Effect, first: Value | None, graph: bool | None) -> Value:
+        grad = graph if effect.differentiable else False
+        if effect.returns == "input" and first is not None:
+            if grad is True:
+                first.requires_grad = True
+            return first
+        if effect.returns in ("view", "views") and first is not None and is_tensorish(first):
+            if effect.returns == "views":
+                # A tuple of views; each element is found when it is unpacked or indexed.
+                return Value("list", storages=first.storages, requires_grad=grad,
+                             view="multi")
+            return Value("tensor", first.storages, grad, view=self._view_kind(first))
+        return self.fresh(grad)
+
+    def _view_kind(self, base: Value) -> ViewKind:
+        # The cheap test first: a value joined in a loop can hold hundreds of storages.
+        if base.requires_grad and any(storage.leaf for storage in base.storages):
+            return "leaf"
+        if not self.grad_enabled and base.requires_grad is True:
+            return "nograd"
+        if base.view in ("multi", "leaf", "nograd"):
+            return base.view
+        return "view"
+
+    # -- the checks -------------------------------------------------------------------
+
+    def write(
+        self,
+        target: Value,
+        piece: Piece,
+        node: ast.AST,
+        op: str,
+        layer: NnModule | None = None,
+        confidence: Confidence = "high",
+        place: Place | None = None,
+    ) -> None:
+        """An in-place write to ``target``: report what it breaks."""
+        if not is_tensorish(target):
+            return
+        if self.grad_enabled and self._check_leaf_and_views(target, piece, node, op, layer,
+                                                            confidence):
+            # Autograd raises at the write itself; nothing after it happens.
+            return
+        for storage in target.storages:
+            self.write_one(storage, piece, node, op, layer, confidence, place)
+
+    def write_one(self, storage: Storage, piece: Piece, node: ast.AST, op: str,
+                  layer: NnModule | None, confidence: Confidence,
+                  place: Place | None) -> None:
+        if self._recorded(storage):
+            self.events.append(WriteEvent(storage, piece, node, op, confidence, place,
+                                          layer, self.plan, self.via))
+        self.write_storage(storage, piece, node, op, layer, confidence, place)
+
+    def write_storage(self, storage: Storage, piece: Piece, node: ast.AST, op: str,
+                      layer: NnModule | None, confidence: Confidence,
+                      place: Place | None) -> None:
+        live = list(storage.saves)
+        if live and storage.param:
+            # Any one save made for sure makes the later backward fail for sure.
+            surest: Confidence = "high" if any(s.confidence == "high" for s in live) \
+                else "medium"
+            storage.pending.append(PendingWrite(piece, node, op, live,
+                                                _lower(confidence, surest), place))
+        else:
+            for save in live:
+                self.report(Finding("GG001", piece, node, op,
+                                    _lower(confidence, save.confidence), (save,),
+                                    via=self.via, layer=layer, plan=self.plan))
+
+    def _check_leaf_and_views(self, target: Value, piece: Piece, node: ast.AST, op: str,
+                              layer: NnModule | None, confidence: Confidence) -> bool:
+        """Report a write autograd refuses outright; True when there was one."""
+        grad = target.requires_grad
+        if target.view == "nograd":
+            # Made under no_grad from a tensor that requires grad: the view itself does
+            # not require grad, yet autograd refuses to let it be written with grad on.
+            grad = True
+        if grad is False:
+            return False
+        level: Confidence = confidence if grad is True else "medium"
+        if target.view is None and grad is True and any(s.leaf for s in target.storages):
+            code, detail = "GG002", ""
+        elif target.view in ("leaf", "multi", "nograd"):
+            code, detail = "GG003", target.view
+        else:
+            return False
+        # A leaf, or a view of one, is to be written under no_grad or not at all: which
+        # one the code meant is not for a fix to guess. Other views can be rebuilt.
+        plan = self.plan if detail in ("multi", "nograd") else None
+        self.report(Finding(code, piece, node, op, level, detail=detail, via=self.via,
+                            layer=layer if code == "GG003" else None, plan=plan))
+        return True
+
+    def forget_graph(self) -> None:
+        """As if every graph built so far had been freed: between independent roots."""
+        for storage in self.storages:
+            storage.saves.clear()
+            storage.pending.clear()
+
+    def backward(self, piece: Piece, node: ast.AST, retain: bool, place: Place | None = None,
+                 loss: Value | None = None) -> None:
+        """A backward from ``loss``: report parameter writes it trips over, free its graph.
+
+        Only the saves of ops ``loss`` was computed from belong to its graph; without a
+        known history (a loss from an unknown call) every save is taken to.
+        """
+        if self.inputs is not None:
+            self.events.append(BackwardEvent(piece, node, retain, place, loss, self.via))
+        reached = ancestry(loss) if loss is not None and loss.history else None
+
+        def in_graph(save: Save) -> bool:
+            return reached is None or id(save.source) in reached
+
+        # One finding a write: optimizer.step() updates many parameters at once.
+        by_write: dict[int, list[PendingWrite]] = {}
+        for storage in self.storages:
+            if not storage.pending:
+                continue
+            kept = []
+            for pending in storage.pending:
+                if any(in_graph(save) for save in pending.saves):
+                    by_write.setdefault(id(pending.node), []).append(pending)
+                else:
+                    kept.append(pending)
+            storage.pending[:] = kept
+        for writes in by_write.values():
+            writes.sort(key=lambda pending: pending.confidence != "high")
+            first = writes[0]
+            saves = tuple(save for pending in writes for save in pending.saves
+                          if in_graph(save))
+            saves = tuple(sorted(saves, key=lambda save: save.confidence != "high"))
+            # One save per saving op: a layer saves its weight once per call.
+            saves = tuple({id(save.node): save for save in reversed(saves)}.values())[::-1]
+            plan = None
+            if first.place is not None and place is not None and \
+                    first.place.block is place.block and first.place.index < place.index:
+                plan = MoveAfter(first.place, place)
+            self.report(Finding("GG004", first.piece, first.node, first.op, first.confidence,
+                                saves, via=self.via, plan=plan))
+        if not retain:
+            for storage in self.storages:
+                if storage.saves:
+                    storage.saves[:] = [save for save in storage.saves if not in_graph(save)]

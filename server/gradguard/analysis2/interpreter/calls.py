@@ -1,0 +1,440 @@
+"""Calls: which function, module or method a call reaches, and running user functions
+through their summaries (:mod:`gradguard.analysis2.summaries`)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gradguard.analysis2.autograd import Autograd
+from gradguard.analysis2.findings import Site
+from gradguard.analysis2.interpreter.state import (
+    GRAD_OFF,
+    MAX_DEPTH,
+    UNKNOWN_INT,
+    AttrJournal,
+    Frame,
+    Position,
+    State,
+    retains,
+)
+from gradguard.analysis2.program import ClassInfo, FunctionInfo, Reads, decorator_names
+from gradguard.analysis2.summaries import Context, Run, Summary, context_of, replay
+from gradguard.analysis2.syntax import Piece
+from gradguard.analysis2.values import (
+    NnModule,
+    Sequential,
+    UserModule,
+    Value,
+    constant,
+    is_tensorish,
+    join,
+    unknown,
+)
+from gradguard.fixes2.plans import CloneIfUsedLater, Place, Plan, is_dotted
+
+MODULE_RETURNS_SELF = {"train", "eval", "to", "cuda", "cpu", "float", "double", "half",
+                       "requires_grad_", "type", "share_memory"}
+SMALL_BUILTINS = ("range", "len", "int", "max", "min", "sum", "round", "abs")
+
+@dataclass
+class _Saved:
+    """The caller's state, put aside while a callee's summary is computed."""
+
+    autograd: Autograd
+    attr_journal: AttrJournal | None
+    positions: list[Position]
+    place: Place | None
+    block: Sequence[ast.stmt]
+    reads: Reads
+    cut: bool
+
+
+# How a parameter no argument was given for is filled inside the callee.
+_DEFAULT, _UNKNOWN = "default", "unknown"
+
+
+class Calls(State):
+    # -- entry points -----------------------------------------------------------------
+
+    def run_function(self, function: FunctionInfo, self_value: Value | None,
+                     info: ClassInfo | None) -> None:
+        """Run a function as an entry point, with the arguments a caller would pass."""
+        args: list[Value] = []
+        program = function.program
+        if function.name == "forward" and info is not None and \
+                program.is_module_class(info, self.reads):
+            # A module's forward is called with tensors. The first is taken to be the
+            # activation a network passes on, which requires grad in training; whether
+            # the others do (masks, targets) depends on the caller.
+            params = function.node.args.args
+            required = params[:len(params) - len(function.node.args.defaults)][1:]
+            args = [self.autograd.fresh(True if index == 0 else None)
+                    for index, _ in enumerate(required)]
+            for arg in args:
+                arg.maybe_list = True  # forward(self, x) is also called with lists
+        self.call_function(function, args, {}, self_value, None)
+
+    def instantiate(self, info: ClassInfo, site: Site | None, args: list[Value],
+                    kwargs: dict[str, Value]) -> Value:
+        """A user class instance: its attributes are whatever ``__init__`` assigns."""
+        params = self.autograd.new_storage(param=True, leaf=True)
+        instance = Value("module", spec=UserModule(info.program.path, info.name), attrs={},
+                         params=params)
+        found = info.program.method(info, "__init__", self.reads)
+        if found is not None:
+            self.call_function(found[1], args, kwargs, instance, site)
+        return instance
+
+    def class_of(self, spec: UserModule) -> ClassInfo | None:
+        program = self.programs.get(spec.path)
+        if program is None:
+            return None
+        return program.class_info(spec.class_name, self.reads)
+
+    # -- user functions, through summaries ----------------------------------------------
+
+    def call_function(self, function: FunctionInfo, args: list[Value],
+                      kwargs: dict[str, Value], self_value: Value | None,
+                      site: Site | None) -> Value:
+        """Apply ``function``'s summary for the values it is given (computed if new)."""
+        node = function.node
+        if len(self.stack) >= MAX_DEPTH or node in self.stack:
+            self.cut = True
+            return unknown()
+        names = decorator_names(node)
+        inputs, fills = self._bind(function, args, kwargs, self_value,
+                                   "staticmethod" in names)
+        grad = self.autograd.grad_enabled
+        if any(n in GRAD_OFF or n.split(".")[-1] in ("no_grad", "inference_mode")
+               for n in names):
+            grad = False
+        context = context_of(inputs)
+        key = (id(node), grad, self.repeating > 0, fills, context.key)
+        summary = self.cache.entries.get(key)
+        if summary is None or summary.function.node is not node:
+            summary = self._summarise(function, context, fills, grad)
+            if not summary.cut:
+                self.cache.entries[key] = summary
+        else:
+            self.reads.update(summary.reads)
+        via = self.autograd.via
+        if site is not None and self.stack:
+            via = via + (site,)
+        return replay(summary, context, self.autograd, self.attr_journal, via)
+
+    @staticmethod
+    def _bind(function: FunctionInfo, args: list[Value], kwargs: dict[str, Value],
+              self_value: Value | None, is_static: bool
+              ) -> tuple[list[Value | None], tuple[str | None, ...]]:
+        """The values bound to ``self`` and each parameter (None: filled in the callee)."""
+        spec = function.node.args
+        params = list(spec.posonlyargs) + list(spec.args)
+        defaults = [None] * (len(params) - len(spec.defaults)) + list(spec.defaults)
+        inputs: list[Value | None] = [None]
+        fills: list[str | None] = []
+        positional = list(args)
+        if self_value is not None and not is_static and params:
+            inputs[0] = self_value
+            params, defaults = params[1:], defaults[1:]
+        for param, default in zip(params, defaults, strict=True):
+            if positional:
+                inputs.append(positional.pop(0))
+                fills.append(None)
+            elif param.arg in kwargs:
+                inputs.append(kwargs[param.arg])
+                fills.append(None)
+            else:
+                inputs.append(None)
+                fills.append(_UNKNOWN if default is None else _DEFAULT)
+        for param, kw_default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True):
+            if param.arg in kwargs:
+                inputs.append(kwargs[param.arg])
+                fills.append(None)
+            else:
+                inputs.append(None)
+                fills.append(_UNKNOWN if kw_default is None else _DEFAULT)
+        if spec.vararg is not None:
+            inputs.append(Value("list", items=positional))
+            fills.append(None)
+        return inputs, tuple(fills)
+
+    def _summarise(self, function: FunctionInfo, context: Context,
+                   fills: tuple[str | None, ...], grad: bool) -> Summary:
+        self.cache.computed += 1
+        run = Run(context, grad)
+        saved = _Saved(self.autograd, self.attr_journal, self.positions, self.place,
+                       self.block, self.reads, self.cut)
+        self.autograd, self.attr_journal, self.positions = run.autograd, None, []
+        self.place, self.block, self.reads, self.cut = None, (), Reads(), False
+        self.stack.append(function.node)
+        reads = self.reads
+        try:
+            frame = self._frame(function, run, fills)
+            self.exec_block(function.node.body, frame)
+        except BaseException:
+            partial = list(run.autograd.findings.values())
+            self._restore(saved)
+            for finding in partial:  # what was found before the run stopped still stands
+                self.autograd.report(finding)
+            raise
+        finally:
+            self.stack.pop()
+        cut = self.cut
+        self._restore(saved)
+        self.reads.update(reads)
+        self.cut = self.cut or cut
+        result = constant(None)
+        if frame.returns:
+            result = frame.returns[0]
+            for value in frame.returns[1:]:
+                result = join(result, value)
+        return run.finish(function, result, reads, cut)
+
+    def _restore(self, saved: _Saved) -> None:
+        self.autograd, self.attr_journal, self.positions = \
+            saved.autograd, saved.attr_journal, saved.positions
+        self.place, self.block, self.reads, self.cut = \
+            saved.place, saved.block, saved.reads, saved.cut
+
+    def _frame(self, function: FunctionInfo, run: Run,
+               fills: tuple[str | None, ...]) -> Frame:
+        spec = function.node.args
+        frame = Frame({}, function.piece, function.program, run.input(0))
+        params = list(spec.posonlyargs) + list(spec.args)
+        defaults: list[ast.expr | None] = \
+            [None] * (len(params) - len(spec.defaults)) + list(spec.defaults)
+        if frame.self_value is not None:
+            frame.env[params[0].arg] = frame.self_value
+            params, defaults = params[1:], defaults[1:]
+        named = list(zip(params, defaults, strict=True)) + \
+            list(zip(spec.kwonlyargs, spec.kw_defaults, strict=True))
+        empty = Frame({}, function.piece, function.program)
+        for position, ((param, default), fill) in enumerate(zip(named, fills, strict=False)):
+            given = run.input(position + 1)
+            if given is not None:
+                frame.env[param.arg] = given
+            elif fill == _DEFAULT and default is not None:
+                frame.env[param.arg] = self.eval(default, empty)
+            else:
+                frame.env[param.arg] = unknown()
+        if spec.vararg is not None:
+            frame.env[spec.vararg.arg] = run.input(len(named) + 1) or Value("list")
+        if spec.kwarg is not None:
+            frame.env[spec.kwarg.arg] = unknown()
+        return frame
+
+    # -- calls ------------------------------------------------------------------------
+
+    def eval_call(self, call: ast.Call, frame: Frame) -> Value:
+        func = call.func
+        piece = frame.piece
+        if isinstance(func, ast.Attribute):
+            owner = self.eval(func.value, frame)
+            attrs = owner.attrs or {}
+            if func.attr in attrs:
+                callee = attrs[func.attr]  # self.relu(x): a module held by self
+            elif owner.kind != "function":
+                return self.call_method(owner, func.attr, call, frame)
+            else:
+                callee = self.attribute_of(owner, func, frame)
+        else:
+            callee = self.eval(func, frame)
+        if callee.kind == "module":
+            args = self.arguments(call, frame)[0]
+            first = call.args[0] if call.args and \
+                not isinstance(call.args[0], ast.Starred) else None
+            return self.call_module(callee, args, piece, call, self.text(piece, func), first)
+        if callee.kind != "function":
+            return unknown()
+        const = callee.const
+        if isinstance(const, FunctionInfo):
+            args, kwargs = self.arguments(call, frame)
+            bound = frame.self_value if const.nested else None
+            return self.call_function(const, args, kwargs, bound, (piece, call))
+        if isinstance(const, ClassInfo):
+            args, kwargs = self.arguments(call, frame)
+            return self.instantiate(const, (piece, call), args, kwargs)
+        return self.call_named(callee.name, call, frame)
+
+    def arguments(self, call: ast.Call,
+                  frame: Frame) -> tuple[list[Value], dict[str, Value]]:
+        args: list[Value] = []
+        kwargs: dict[str, Value] = {}
+        for arg in call.args:
+            if isinstance(arg, ast.Starred):
+                value = self.eval(arg.value, frame)
+                if value.kind == "list" and value.items is not None:
+                    args.extend(value.items)
+                else:
+                    args.append(Value("list"))
+            else:
+                args.append(self.eval(arg, frame))
+        for keyword in call.keywords:
+            value = self.eval(keyword.value, frame)
+            if keyword.arg is not None:
+                kwargs[keyword.arg] = value
+        return args, kwargs
+
+    def call_named(self, name: str, call: ast.Call, frame: Frame) -> Value:
+        """A call of a dotted name: a class or function of the project, or a torch API."""
+        args, kwargs = self.arguments(call, frame)
+        definition = frame.program.definition(name, self.reads)
+        if isinstance(definition, ClassInfo):
+            return self.instantiate(definition, (frame.piece, call), args, kwargs)
+        if isinstance(definition, FunctionInfo):
+            return self.call_function(definition, args, kwargs, None, (frame.piece, call))
+        if name == "super":
+            return Value("function", name="super")
+        if name in SMALL_BUILTINS:
+            if name == "range":
+                return constant(UNKNOWN_INT)
+            return constant(UNKNOWN_INT) if not any(is_tensorish(a) for a in args) \
+                else unknown()
+        if name in ("list", "tuple") and args and args[0].kind == "list":
+            return Value("list", items=None if args[0].items is None else list(args[0].items),
+                         view=args[0].view, storages=args[0].storages)
+        if name in ("isinstance", "hasattr", "callable"):
+            return constant(UNKNOWN_INT)
+        if name == "zip":
+            return Value("list", element=Value(
+                "list", items=[self.element_of(a) for a in args]))
+        if name == "enumerate" and args:
+            return Value("list", element=Value(
+                "list", items=[constant(UNKNOWN_INT), self.element_of(args[0])]))
+        return self.call_torch(name, call, frame, args, kwargs)
+
+    def call_method(self, owner: Value, name: str, call: ast.Call, frame: Frame) -> Value:
+        piece = frame.piece
+        if owner.kind == "module":
+            return self.call_module_method(owner, name, call, frame)
+        if owner.kind == "optimizer":
+            if name == "step":
+                self.optimizer_step(owner, piece, call)
+            return constant(None)
+        if owner.kind == "list":
+            args = self.arguments(call, frame)[0]
+            if owner.items is not None:
+                if name == "append" and args:
+                    owner.items.append(args[0])
+                elif name == "extend" and args:
+                    extra = args[0]
+                    if extra.kind == "list" and extra.items is not None:
+                        owner.items.extend(extra.items)
+                    else:
+                        owner.items = None
+                elif name == "insert" and len(args) > 1:
+                    owner.items.append(args[1])
+            return constant(None)
+        if owner.kind == "function":
+            return unknown()
+        args, kwargs = self.arguments(call, frame)
+        if not is_tensorish(owner):
+            return unknown()
+        label = f"{self.text(piece, call.func)}()"
+        if name == "backward":
+            self.autograd.backward(piece, call, retain=retains(kwargs), place=self.place,
+                                   loss=owner)
+            return constant(None)
+        if name == "requires_grad_":
+            flag = args[0] if args else kwargs.get("requires_grad")
+            on = flag is None or (flag.kind == "const" and bool(flag.const))
+            if on and owner.view is None and owner.requires_grad is False:
+                for storage in owner.storages:
+                    storage.leaf = True
+            owner.requires_grad = True if on else owner.requires_grad
+            return owner
+        effect = self.facts.methods.get(name) or self.facts.inplace_method(name)
+        if effect is None:
+            return self.untraced_method(owner, name, args)
+        effect = effect.with_inplace(self.flag(effect.inplace_flag, call, [owner, *args],
+                                               kwargs) is True)
+        operands = [owner] + [a for a in args if is_tensorish(a)]
+        plan = self.method_plan(call, name, owner, frame) if effect.writes else None
+        with self.fixing(plan):
+            return self.autograd.apply(effect, piece, call, label, operands)
+
+    def call_module_method(self, owner: Value, name: str, call: ast.Call,
+                           frame: Frame) -> Value:
+        args, kwargs = self.arguments(call, frame)
+        if name == "parameters":
+            storages = tuple(self.parameter_storages(owner))
+            parameter = Value("tensor", storages, True)
+            return Value("list", updates=[owner], element=parameter)
+        if name == "named_parameters":
+            return Value("list", updates=[owner])
+        if name in ("eval", "train") and owner.attrs is not None:
+            mode = name == "train" and not (args and args[0].kind == "const" and
+                                            args[0].const is False)
+            owner.attrs["training"] = constant(mode)
+            return owner
+        if name in MODULE_RETURNS_SELF:
+            return owner
+        if name in ("register_buffer", "register_parameter", "add_module") and \
+                len(args) > 1 and owner.attrs is not None:
+            key = args[0].const if args[0].kind == "const" else None
+            if isinstance(key, str):
+                owner.attrs[key] = args[1]
+            return constant(None)
+        if name == "forward":
+            return self.call_module(owner, args, frame.piece, call,
+                                    self.text(frame.piece, call.func))
+        if isinstance(owner.spec, UserModule):
+            info = self.class_of(owner.spec)
+            found = None if info is None else info.program.method(info, name, self.reads)
+            if found is not None:
+                owner_info, method = found
+                bound = None if name in owner_info.staticmethods else owner
+                return self.call_function(method, args, kwargs, bound, (frame.piece, call))
+        return unknown()
+
+    def call_module(self, module: Value, args: list[Value], piece: Piece, node: ast.AST,
+                    label: str, argument: ast.expr | None = None) -> Value:
+        """Call a module on ``args``; ``argument`` is the caller's expression for the
+        input, when the module receives it directly (to fix a write into it)."""
+        spec = module.spec
+        if isinstance(spec, NnModule):
+            facts = spec.facts
+            if spec.identity:
+                return args[0] if args else unknown()
+            effect = facts.effect(spec.inplace is True)
+            described = label
+            if spec.inplace is True and "(" not in label:
+                described = f"{label} ({facts.name.rsplit('.', 1)[-1]}, inplace=True)"
+            operands = args[:1]
+            if operands and facts.has_parameters and module.params is not None:
+                operands.append(Value("tensor", (module.params,), True))
+            spec.calls.add(node)
+            plan: Plan | None = None
+            if spec.inplace is True and argument is not None and is_dotted(argument) and \
+                    self.place is not None:
+                plan = CloneIfUsedLater(argument, self.place, self.later_statements())
+            with self.fixing(plan):
+                return self.autograd.apply(effect, piece, node, described, operands,
+                                           layer=spec if spec.inplace is True else None)
+        if isinstance(spec, Sequential):
+            value = args[0] if args else unknown()
+            outer = self.autograd.via
+            self.autograd.via = outer + ((piece, node),)
+            try:
+                for index, item in enumerate(spec.items):
+                    item_piece, item_node = piece, node
+                    if isinstance(item.spec, (NnModule, Sequential)):
+                        item_piece, item_node = item.spec.piece, item.spec.node
+                    item_label = self.text(item_piece, item_node) if item_node is not node \
+                        else label
+                    value = self.call_module(item, [value], item_piece, item_node, item_label,
+                                             argument if index == 0 else None)
+            finally:
+                self.autograd.via = outer
+            return value
+        if isinstance(spec, UserModule):
+            info = self.class_of(spec)
+            found = None
+            if info is not None:
+                found = info.program.method(info, "forward", self.reads) or \
+                    info.program.method(info, "__call__", self.reads)
+            if found is not None:
+                return self.call_function(found[1], args, {}, module, (piece, node))
+        return unknown()

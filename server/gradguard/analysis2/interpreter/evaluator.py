@@ -1,0 +1,39 @@
+"""The interpreter, assembled from its parts (one module each)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+
+from gradguard.analysis2.interpreter.calls import Calls
+from gradguard.analysis2.interpreter.expressions import Expressions
+from gradguard.analysis2.interpreter.fix_planning import FixPlanning
+from gradguard.analysis2.interpreter.state import Frame, Position
+from gradguard.analysis2.interpreter.statements import Statements
+from gradguard.analysis2.interpreter.torch_api import TorchApi
+from gradguard.analysis2.program import Program
+from gradguard.analysis2.syntax import Piece
+
+
+class Evaluator(Statements, Expressions, Calls, TorchApi, FixPlanning):
+    """Abstract interpretation of Python over tensors, modules and optimizers."""
+
+    def run_module_statements(self, program: Program,
+                              statements: Sequence[tuple[Piece, ast.stmt]]) -> None:
+        """The module's own statements, in order, as one script (each from its piece)."""
+        if not statements:
+            return
+        frame = Frame({}, statements[0][0], program)
+        block = [statement for _, statement in statements]
+        outer = self.block
+        self.block = block
+        position = Position(block)
+        self.positions.append(position)
+        try:
+            for index, (piece, statement) in enumerate(statements):
+                position.index = index
+                frame.piece = piece
+                self.exec_statement(statement, frame)
+        finally:
+            self.positions.pop()
+            self.block = outer

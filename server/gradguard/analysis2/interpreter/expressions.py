@@ -1,0 +1,273 @@
+"""Expressions: names, attributes, subscripts, operators, comparisons, comprehensions."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+from gradguard.analysis2.interpreter.state import UNKNOWN_INT, Frame, State
+from gradguard.analysis2.interpreter.statements import index_parts
+from gradguard.analysis2.values import (
+    NnModule,
+    Value,
+    constant,
+    is_tensorish,
+    join,
+    unknown,
+)
+
+BINARY_SYMBOLS = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Pow: "**",
+    ast.MatMult: "@",
+    ast.Mod: "%",
+}
+REFLECTED = {"+": "radd", "*": "rmul", "-": "rsub", "/": "rtruediv"}
+_NAMED_CONSTANTS = {"True": True, "False": False, "None": None}
+
+
+class Expressions(State):
+    def eval(self, expr: ast.expr, frame: Frame) -> Value:
+        # By exact node type: one dictionary lookup instead of a chain of isinstance.
+        evaluate = _EVALUATE.get(type(expr))
+        return unknown() if evaluate is None else evaluate(self, expr, frame)
+
+    def eval_constant(self, expr: ast.Constant, frame: Frame) -> Value:
+        return constant(expr.value)
+
+    def eval_formatted(self, expr: ast.JoinedStr, frame: Frame) -> Value:
+        return constant(UNKNOWN_INT)
+
+    def eval_comparison(self, expr: ast.Compare, frame: Frame) -> Value:
+        values = self.comparands(expr, frame)
+        if any(is_tensorish(v) for v in values):
+            return self.autograd.fresh(False)
+        return constant(_compare(values, expr.ops))
+
+    def eval_boolean(self, expr: ast.BoolOp, frame: Frame) -> Value:
+        result = self.eval(expr.values[0], frame)
+        for value in expr.values[1:]:
+            result = join(result, self.eval(value, frame))
+        return result
+
+    def eval_sequence(self, expr: ast.List | ast.Tuple, frame: Frame) -> Value:
+        items: list[Value] = []
+        for element in expr.elts:
+            if isinstance(element, ast.Starred):
+                inner = self.eval(element.value, frame)
+                if inner.kind != "list" or inner.items is None:
+                    return Value("list")
+                items.extend(inner.items)
+            else:
+                items.append(self.eval(element, frame))
+        return Value("list", items=items)
+
+    def eval_if_expression(self, expr: ast.IfExp, frame: Frame) -> Value:
+        test = self.truth(expr.test, frame)
+        if test is True:
+            return self.eval(expr.body, frame)
+        if test is False:
+            return self.eval(expr.orelse, frame)
+        return join(self.eval(expr.body, frame), self.eval(expr.orelse, frame))
+
+    def eval_walrus(self, expr: ast.NamedExpr, frame: Frame) -> Value:
+        value = self.eval(expr.value, frame)
+        self.bind(expr.target, value, frame)
+        return value
+
+    def eval_comprehension(self, expr: ast.ListComp | ast.GeneratorExp,
+                           frame: Frame) -> Value:
+        """A list of unknown length whose elements are all like one evaluation of ``elt``."""
+        inner = Frame(dict(frame.env), frame.piece, frame.program, frame.self_value)
+        for clause in expr.generators:
+            iterable = self.eval(clause.iter, inner)
+            self.bind(clause.target, self.element_of(iterable), inner)
+        return Value("list", element=self.eval(expr.elt, inner))
+
+    def eval_name(self, expr: ast.Name, frame: Frame) -> Value:
+        name = expr.id
+        found = frame.env.get(name)
+        if found is not None:
+            return found
+        if name in _NAMED_CONSTANTS:
+            return constant(_NAMED_CONSTANTS[name])
+        program = frame.program
+        definition = program.class_info(name, self.reads) or program.function(name, self.reads)
+        if definition is not None:
+            return Value("function", const=definition)
+        return Value("function", name=program.aliases.get(name, name))
+
+    def eval_attribute(self, expr: ast.Attribute, frame: Frame) -> Value:
+        return self.attribute_of(self.eval(expr.value, frame), expr, frame)
+
+    def attribute_of(self, owner: Value, expr: ast.Attribute, frame: Frame) -> Value:
+        attr = expr.attr
+        if owner.kind == "function":
+            if owner.const is not None:
+                return unknown()
+            return Value("function", name=f"{owner.name}.{attr}")
+        if owner.kind == "module":
+            if owner.attrs is not None and attr in owner.attrs:
+                return owner.attrs[attr]
+            if attr == "training":
+                return constant(True)
+            if isinstance(owner.spec, NnModule) and attr in ("weight", "bias") and \
+                    owner.params is not None:
+                return Value("tensor", (owner.params,), True)
+            return unknown()
+        if is_tensorish(owner):
+            if attr == "data":
+                # .data has a version counter of its own: writes through it go unseen.
+                return self.autograd.fresh(False)
+            if attr in ("T", "mT", "H", "mH", "real", "imag"):
+                return Value("tensor", owner.storages, owner.requires_grad, view="view",
+                             history=(owner,))
+            if attr in ("shape", "ndim", "dtype", "device", "is_leaf", "requires_grad"):
+                return constant(UNKNOWN_INT)
+            if attr == "grad":
+                return self.autograd.fresh(False)
+        return unknown()
+
+    def eval_subscript(self, expr: ast.Subscript, frame: Frame) -> Value:
+        owner = self.eval(expr.value, frame)
+        if owner.kind == "list":
+            if owner.view == "multi":
+                return self.element_of(owner)
+            index = self.single_index(expr, frame)
+            if owner.items is not None and isinstance(index, int) and \
+                    -len(owner.items) <= index < len(owner.items):
+                return owner.items[index]
+            return self.element_of(owner)
+        if not is_tensorish(owner):
+            return unknown()
+        basic = all(self.is_basic_index(part, frame) for part in index_parts(expr))
+        effect = self.facts.operators.get("getitem_basic" if basic else "getitem_advanced")
+        if effect is None:
+            return unknown()
+        result = self.autograd.apply(effect, frame.piece, expr, self.text(frame.piece, expr),
+                                     [owner])
+        if owner.kind == "unknown":
+            # Not known to be a tensor: perhaps a list, whose items differ per iteration.
+            return self.distinct(result)
+        return result
+
+    def single_index(self, expr: ast.Subscript, frame: Frame) -> object:
+        if isinstance(expr.slice, (ast.Tuple, ast.Slice)):
+            return None
+        value = self.eval(expr.slice, frame)
+        return value.const if value.kind == "const" else None
+
+    def eval_binary(self, expr: ast.BinOp, frame: Frame) -> Value:
+        left = self.eval(expr.left, frame)
+        right = self.eval(expr.right, frame)
+        if left.kind == "list" and right.kind == "list":
+            if left.items is None or right.items is None:
+                return Value("list")
+            return Value("list", items=left.items + right.items)
+        symbol = BINARY_SYMBOLS.get(type(expr.op), "")
+        if left.kind != "tensor" and right.kind != "tensor":
+            return constant(UNKNOWN_INT) if left.kind == right.kind == "const" else unknown()
+        key = symbol
+        inputs = [left, right]
+        if not is_tensorish(left):
+            # A Python number on the left: the reflected method of the tensor on the right.
+            key, inputs = REFLECTED.get(symbol, symbol) + "#scalar", [right]
+        elif right.kind == "const":
+            key, inputs = f"{symbol}#scalar", [left]
+        effect = self.facts.operators.get(key) or self.facts.operators.get(symbol)
+        if effect is None:
+            return unknown()
+        return self.autograd.apply(effect, frame.piece, expr, symbol, inputs)
+
+    def eval_unary(self, expr: ast.UnaryOp, frame: Frame) -> Value:
+        if isinstance(expr.op, ast.Not):
+            truth = self.truth(expr.operand, frame)  # evaluates the operand, once
+            return constant(None if truth is None else not truth)
+        operand = self.eval(expr.operand, frame)
+        if isinstance(expr.op, ast.USub) and is_tensorish(operand):
+            effect = self.facts.operators.get("unary-")
+            if effect is not None:
+                return self.autograd.apply(effect, frame.piece, expr, "-", [operand])
+        if operand.kind == "const" and isinstance(operand.const, (int, float)):
+            return constant(-operand.const if isinstance(expr.op, ast.USub) else operand.const)
+        return operand if is_tensorish(operand) else unknown()
+
+    def truth(self, expr: ast.expr, frame: Frame) -> bool | None:
+        """What a condition evaluates to, when it is known without running the code."""
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+            inner = self.truth(expr.operand, frame)
+            return None if inner is None else not inner
+        if isinstance(expr, ast.BoolOp):
+            values = [self.truth(value, frame) for value in expr.values]
+            if isinstance(expr.op, ast.And):
+                if any(value is False for value in values):
+                    return False
+                return True if all(value is True for value in values) else None
+            if any(value is True for value in values):
+                return True
+            return False if all(value is False for value in values) else None
+        if isinstance(expr, ast.Compare):
+            # Each operand once: a comparison's truth and its value are one evaluation.
+            return _compare(self.comparands(expr, frame), expr.ops)
+        value = self.eval(expr, frame)
+        if value.kind == "const" and value.const is not UNKNOWN_INT:
+            return bool(value.const)
+        if value.kind == "module":
+            return True
+        return None
+
+    def comparands(self, expr: ast.Compare, frame: Frame) -> list[Value]:
+        return [self.eval(expr.left, frame)] + [self.eval(c, frame) for c in expr.comparators]
+
+
+def _compare(values: list[Value], operators: list[ast.cmpop]) -> bool | None:
+    """What ``a op b op c ...`` is when its operands are known constants, else ``None``."""
+    known = True
+    for left, right, operator in zip(values, values[1:], operators, strict=False):
+        holds = _compare_pair(left, right, operator)
+        if holds is False:
+            return False
+        known = known and holds is True
+    return True if known else None
+
+
+def _compare_pair(left: Value, right: Value, operator: ast.cmpop) -> bool | None:
+    if left.kind != "const" or right.kind != "const":
+        return None
+    a, b = left.const, right.const
+    if a is UNKNOWN_INT or b is UNKNOWN_INT:
+        return None
+    if isinstance(operator, ast.Is):
+        return a is b
+    if isinstance(operator, ast.IsNot):
+        return a is not b
+    if isinstance(operator, ast.Eq):
+        return bool(a == b)
+    if isinstance(operator, ast.NotEq):
+        return bool(a != b)
+    return None
+
+
+_EVALUATE: dict[type[ast.AST], Callable[[Any, Any, Frame], Value]] = {
+    ast.Name: Expressions.eval_name,
+    ast.Constant: Expressions.eval_constant,
+    ast.JoinedStr: Expressions.eval_formatted,
+    ast.Attribute: Expressions.eval_attribute,
+    ast.Call: lambda evaluator, expr, frame: evaluator.eval_call(expr, frame),
+    ast.BinOp: Expressions.eval_binary,
+    ast.UnaryOp: Expressions.eval_unary,
+    ast.Compare: Expressions.eval_comparison,
+    ast.BoolOp: Expressions.eval_boolean,
+    ast.Subscript: Expressions.eval_subscript,
+    ast.List: Expressions.eval_sequence,
+    ast.Tuple: Expressions.eval_sequence,
+    ast.IfExp: Expressions.eval_if_expression,
+    ast.NamedExpr: Expressions.eval_walrus,
+    ast.ListComp: Expressions.eval_comprehension,
+    ast.GeneratorExp: Expressions.eval_comprehension,
+}

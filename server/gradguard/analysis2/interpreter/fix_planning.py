@@ -1,0 +1,70 @@
+"""Fix planning: at a write, which rewrite would remove a hazard found there and keep
+what the code computes (rendered later, only for hazards that are reported)."""
+
+from __future__ import annotations
+
+import ast
+
+from gradguard.analysis2.interpreter.state import Frame, State
+from gradguard.analysis2.values import Value
+from gradguard.fixes2.plans import (
+    CloneFirst,
+    DropArgument,
+    DropOut,
+    OutOfPlace,
+    Plan,
+    Rename,
+    is_dotted,
+    receiver_root,
+)
+
+
+class FixPlanning(State):
+    def clone_first(self, target: ast.expr, frame: Frame) -> Plan | None:
+        """Write into a copy: possible when the written view starts from a tensor name."""
+        root = receiver_root(target)
+        if root is None or self.place is None or self.eval(root, frame).kind != "tensor":
+            return None
+        return CloneFirst(root, self.place)
+
+    def rebinding_keeps_meaning(self, target: Value) -> bool:
+        """Whether ``x = <out of place>`` computes what writing into ``x`` did.
+
+        Not for a view: the write reached its base, which the rebinding no longer
+        changes. Pieces of split/chunk/unbind are written separately anyway.
+        """
+        return target.view in (None, "multi")
+
+    def method_plan(self, call: ast.Call, name: str, owner: Value,
+                    frame: Frame) -> Plan | None:
+        assert isinstance(call.func, ast.Attribute)
+        receiver = call.func.value
+        out_of_place = name.removesuffix("_")
+        effect = self.facts.methods.get(out_of_place)
+        if self.place is None or effect is None or effect.writes or out_of_place == name:
+            return None
+        if is_dotted(receiver):
+            if not self.rebinding_keeps_meaning(owner):
+                return None
+            return OutOfPlace(call, Rename(out_of_place), receiver, self.place)
+        return self.clone_first(receiver, frame)
+
+    def function_plan(self, call: ast.Call, name: str) -> Plan | None:
+        if self.place is None or not call.args or not is_dotted(call.args[0]):
+            return None
+        known = self.facts.functions.get(name)
+        flag = known.inplace_flag if known is not None else None
+        if flag is not None:
+            edit: DropArgument | Rename = DropArgument(flag.name, flag.position)
+        elif name.endswith("_") and name[:-1] in self.facts.functions and \
+                isinstance(call.func, ast.Attribute):
+            edit = Rename(call.func.attr.removesuffix("_"))
+        else:
+            return None
+        return OutOfPlace(call, edit, call.args[0], self.place)
+
+    def out_plan(self, call: ast.Call) -> Plan | None:
+        target = next((k.value for k in call.keywords if k.arg == "out"), None)
+        if target is None or self.place is None or not is_dotted(target):
+            return None
+        return DropOut(call, target, self.place)

@@ -1,0 +1,209 @@
+"""What the interpreter carries while it runs: frames, bounds, and the shared state the
+statement, expression, call and torch-API parts of :class:`Evaluator` all read."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from gradguard.analysis2.autograd import Autograd
+from gradguard.analysis2.names import dotted_name
+from gradguard.analysis2.program import ClassInfo, FunctionInfo, Program, Reads
+from gradguard.analysis2.summaries import Summary
+from gradguard.analysis2.syntax import Piece
+from gradguard.analysis2.values import Storage, Value
+from gradguard.facts.table import Facts, InplaceFlag
+from gradguard.fixes2.plans import Place, Plan
+
+MAX_DEPTH = 8
+MAX_STEPS = 20_000
+MAX_UNROLL = 32
+
+UNKNOWN_INT = object()
+
+GRAD_OFF = {
+    "torch.no_grad",
+    "torch.inference_mode",
+    "torch.autograd.no_grad",
+    "torch.autograd.grad_mode.no_grad",
+}
+GRAD_ON = {"torch.enable_grad", "torch.autograd.enable_grad"}
+
+
+def retains(kwargs: dict[str, Value]) -> bool:
+    """Whether a backward keeps its graph (``retain_graph=``, ``create_graph=``)."""
+    for key in ("retain_graph", "create_graph"):
+        value = kwargs.get(key)
+        if value is not None and not (value.kind == "const" and not value.const):
+            return True
+    return False
+
+
+class OutOfBudget(Exception):
+    """The interpretation of one root took too many steps; its findings so far stand."""
+
+
+@dataclass
+class Position:
+    statements: Sequence[ast.stmt]
+    index: int = 0
+
+
+@dataclass
+class Frame:
+    env: dict[str, Value]
+    piece: Piece
+    program: Program
+    self_value: Value | None = None
+    returns: list[Value] = field(default_factory=list)
+
+
+AttrJournal = list[tuple[dict[str, Value], str, Value | None]]
+
+
+class SummaryCache:
+    """Summaries by function and context, shared by every root of an analysis."""
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[object, ...], Summary] = {}
+        self.computed = 0
+
+
+@dataclass
+class State:
+    facts: Facts
+    autograd: Autograd
+    programs: dict[str, Program]
+    cache: SummaryCache
+    steps: int = 0
+    # The functions being run, innermost last.
+    stack: list[ast.AST] = field(default_factory=list)
+    # Every lookup of a class, function or method, found or not: when results hold.
+    reads: Reads = field(default_factory=Reads)
+    # How many enclosing loops are in their second pass.
+    repeating: int = 0
+    # The statement being interpreted and the statement list holding it (for fixes).
+    place: Place | None = None
+    block: Sequence[ast.stmt] = ()
+    # Attribute assignments since a branch began: (attributes, name, value before).
+    attr_journal: AttrJournal | None = None
+    # The statement lists of the current function being run, with the current index.
+    positions: list[Position] = field(default_factory=list)
+    # Whether a call was cut short (recursion, depth) since the summary being computed began.
+    cut: bool = False
+
+    # -- bounds -----------------------------------------------------------------------
+
+    def tick(self) -> None:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise OutOfBudget
+
+    # -- text -------------------------------------------------------------------------
+
+    @staticmethod
+    def text(piece: Piece, node: ast.AST) -> str:
+        """The source of ``node`` as a label (computed once a node)."""
+        label: str | None = getattr(node, "_gg_label", None)
+        if label is None:
+            name = dotted_name(node)
+            label = name if name is not None else piece.segment(node).strip()
+            node._gg_label = label  # type: ignore[attr-defined]
+        return label
+
+    @contextmanager
+    def fixing(self, plan: Plan | None) -> Iterator[None]:
+        """Findings made inside carry this fix plan."""
+        outer = self.autograd.plan
+        self.autograd.plan = plan
+        try:
+            yield
+        finally:
+            self.autograd.plan = outer
+
+    # -- the parts each mixin provides to the others ------------------------------------
+
+    def eval(self, expr: ast.expr, frame: Frame) -> Value:
+        raise NotImplementedError
+
+    def truth(self, expr: ast.expr, frame: Frame) -> bool | None:
+        raise NotImplementedError
+
+    def bind(self, target: ast.expr, value: Value, frame: Frame) -> None:
+        raise NotImplementedError
+
+    def exec_block(self, statements: Sequence[ast.stmt], frame: Frame) -> None:
+        raise NotImplementedError
+
+    def exec_small(self, statement: ast.stmt, frame: Frame) -> None:
+        raise NotImplementedError
+
+    def element_of(self, value: Value) -> Value:
+        raise NotImplementedError
+
+    def distinct(self, value: Value) -> Value:
+        raise NotImplementedError
+
+    def is_basic_index(self, part: ast.expr, frame: Frame) -> bool:
+        raise NotImplementedError
+
+    def eval_call(self, expr: ast.Call, frame: Frame) -> Value:
+        raise NotImplementedError
+
+    def later_statements(self) -> tuple[ast.stmt, ...]:
+        raise NotImplementedError
+
+    def arguments(self, call: ast.Call,
+                  frame: Frame) -> tuple[list[Value], dict[str, Value]]:
+        raise NotImplementedError
+
+    def call_function(self, function: FunctionInfo, args: list[Value],
+                      kwargs: dict[str, Value], self_value: Value | None,
+                      site: tuple[Piece, ast.AST] | None) -> Value:
+        raise NotImplementedError
+
+    def instantiate(self, info: ClassInfo, site: tuple[Piece, ast.AST] | None,
+                    args: list[Value], kwargs: dict[str, Value]) -> Value:
+        raise NotImplementedError
+
+    def call_torch(self, name: str, call: ast.Call, frame: Frame, args: list[Value],
+                   kwargs: dict[str, Value]) -> Value:
+        raise NotImplementedError
+
+    def call_module(self, module: Value, args: list[Value], piece: Piece, node: ast.AST,
+                    label: str, argument: ast.expr | None = None) -> Value:
+        raise NotImplementedError
+
+    def clone_first(self, target: ast.expr, frame: Frame) -> Plan | None:
+        raise NotImplementedError
+
+    def method_plan(self, call: ast.Call, name: str, owner: Value,
+                    frame: Frame) -> Plan | None:
+        raise NotImplementedError
+
+    def function_plan(self, call: ast.Call, name: str) -> Plan | None:
+        raise NotImplementedError
+
+    def out_plan(self, call: ast.Call) -> Plan | None:
+        raise NotImplementedError
+
+    def attribute_of(self, owner: Value, expr: ast.Attribute, frame: Frame) -> Value:
+        raise NotImplementedError
+
+    def optimizer_step(self, optimizer: Value, piece: Piece, call: ast.Call) -> None:
+        raise NotImplementedError
+
+    def parameter_storages(self, module: Value, depth: int = 0) -> list[Storage]:
+        raise NotImplementedError
+
+    def untraced_method(self, owner: Value, name: str, args: list[Value]) -> Value:
+        raise NotImplementedError
+
+    def flag(self, where: InplaceFlag | None, call: ast.Call, args: list[Value],
+             kwargs: dict[str, Value]) -> bool | None:
+        raise NotImplementedError
+
+    def rebinding_keeps_meaning(self, target: Value) -> bool:
+        raise NotImplementedError

@@ -1,0 +1,342 @@
+"""Statements: assignment and binding, branches joined, loops run twice, ``with``."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from gradguard.analysis2.interpreter.state import (
+    GRAD_OFF,
+    GRAD_ON,
+    MAX_UNROLL,
+    UNKNOWN_INT,
+    Frame,
+    Position,
+    State,
+)
+from gradguard.analysis2.program import FunctionInfo
+from gradguard.analysis2.values import Value, constant, is_tensorish, join, unknown
+from gradguard.fixes2.plans import AugmentedToBinary, Place, Plan, is_dotted
+
+AUGMENTED_SYMBOLS = {
+    ast.Add: "+=",
+    ast.Sub: "-=",
+    ast.Mult: "*=",
+    ast.Div: "/=",
+    ast.Pow: "**=",
+    ast.MatMult: "@=",
+    ast.FloorDiv: "//=",
+    ast.Mod: "%=",
+    ast.BitAnd: "&=",
+    ast.BitOr: "|=",
+}
+
+_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)
+
+
+class Statements(State):
+    def exec_block(self, statements: Sequence[ast.stmt], frame: Frame) -> None:
+        outer = self.block
+        self.block = statements
+        position = Position(statements)
+        self.positions.append(position)
+        try:
+            for index, statement in enumerate(statements):
+                position.index = index
+                self.exec_statement(statement, frame)
+        finally:
+            self.positions.pop()
+            self.block = outer
+
+    def later_statements(self) -> tuple[ast.stmt, ...]:
+        """What the current function runs after the current statement, at every depth."""
+        later: list[ast.stmt] = []
+        for position in self.positions:
+            later.extend(position.statements[position.index + 1:])
+        return tuple(later)
+
+    def exec_statement(self, statement: ast.stmt, frame: Frame) -> None:
+        self.tick()
+        if isinstance(statement, _SIMPLE):
+            self.place = Place(statement, self.block, frame.piece)
+            self.exec_small(statement, frame)
+            self.place = None
+        elif isinstance(statement, ast.If):
+            self.exec_if(statement, frame)
+        elif isinstance(statement, (ast.For, ast.AsyncFor)):
+            self.exec_for(statement, frame)
+        elif isinstance(statement, ast.While):
+            self.exec_loop_body(statement.body, frame)
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            self.exec_with(statement, frame)
+        elif isinstance(statement, (ast.Try, ast.TryStar)):
+            self.exec_block(statement.body, frame)
+            for handler in statement.handlers:
+                self.exec_block(handler.body, frame)
+            self.exec_block(statement.orelse, frame)
+            self.exec_block(statement.finalbody, frame)
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            function = FunctionInfo(statement, frame.piece, frame.program, nested=True)
+            frame.env[statement.name] = Value("function", const=function)
+        elif isinstance(statement, ast.ClassDef):
+            frame.env[statement.name] = unknown()
+
+    def exec_small(self, statement: ast.stmt, frame: Frame) -> None:
+        if isinstance(statement, ast.Assign):
+            value = self.eval(statement.value, frame)
+            for target in statement.targets:
+                self.bind(target, value, frame)
+        elif isinstance(statement, ast.AnnAssign):
+            if statement.value is not None:
+                self.bind(statement.target, self.eval(statement.value, frame), frame)
+        elif isinstance(statement, ast.AugAssign):
+            self.exec_augassign(statement, frame)
+        elif isinstance(statement, ast.Expr):
+            self.eval(statement.value, frame)
+        elif isinstance(statement, ast.Return):
+            value = constant(None) if statement.value is None else \
+                self.eval(statement.value, frame)
+            frame.returns.append(value)
+
+    def exec_augassign(self, statement: ast.AugAssign, frame: Frame) -> None:
+        target = self.eval(statement.target, frame)
+        right = self.eval(statement.value, frame)
+        symbol = AUGMENTED_SYMBOLS.get(type(statement.op), "")
+        effect = None
+        if right.kind == "const":
+            effect = self.facts.operators.get(f"{symbol}#scalar")
+        effect = effect or self.facts.operators.get(symbol)
+        if target.kind == "tensor" and effect is not None:
+            label = f"{self.text(frame.piece, statement.target)} {symbol}"
+            plan: Plan | None = None
+            if is_dotted(statement.target):
+                if self.rebinding_keeps_meaning(target) and self.place is not None:
+                    plan = AugmentedToBinary(statement, symbol.removesuffix("="), self.place)
+            else:
+                plan = self.clone_first(statement.target, frame)
+            with self.fixing(plan):
+                self.autograd.apply(effect, frame.piece, statement, label, [target, right])
+            return
+        if target.kind == "list" and right.kind == "list" and target.items is not None:
+            target.items.extend(right.items or [])
+            return
+        self.bind(statement.target, unknown(), frame)
+
+    def exec_if(self, statement: ast.If, frame: Frame) -> None:
+        test = self.truth(statement.test, frame)
+        if test is True:
+            self.exec_block(statement.body, frame)
+        elif test is False:
+            self.exec_block(statement.orelse, frame)
+        else:
+            self.exec_branches(statement.body, statement.orelse, frame)
+
+    def exec_branches(self, first: Sequence[ast.stmt], second: Sequence[ast.stmt],
+                      frame: Frame) -> None:
+        """Run two alternatives from the same state and join what they leave.
+
+        The saves the first branch made are taken back while the second runs (so that
+        neither sees the other's), then both are kept: either branch may have run.
+        """
+        before_env = dict(frame.env)
+        autograd = self.autograd
+        outer, outer_attrs = autograd.journal, self.attr_journal
+        autograd.journal, self.attr_journal = [], []
+        self.exec_block(first, frame)
+        first_saves, first_attrs = autograd.journal, self.attr_journal
+        for storage, save in reversed(first_saves):
+            autograd.take_back(storage, save)
+        # Attributes the first branch set (self.h = ...): taken back, joined at the end.
+        after_first = {(id(attrs), key): (attrs, key, attrs.get(key))
+                       for attrs, key, _ in first_attrs}
+        for attrs, key, old in reversed(first_attrs):
+            if old is None:
+                attrs.pop(key, None)
+            else:
+                attrs[key] = old
+        after_first_env = frame.env
+        frame.env = dict(before_env)
+        autograd.journal, self.attr_journal = [], []
+        self.exec_block(second, frame)
+        second_saves, second_attrs = autograd.journal, self.attr_journal
+        for storage, save in first_saves:
+            autograd.give_back(storage, save)
+        for attrs, key, value in after_first.values():
+            current = attrs.get(key)
+            if value is None or current is None:
+                attrs[key] = value or current or unknown()
+            else:
+                attrs[key] = join(value, current)
+        autograd.journal, self.attr_journal = outer, outer_attrs
+        if outer is not None:
+            outer.extend(first_saves + second_saves)
+        if outer_attrs is not None:
+            outer_attrs.extend(first_attrs + second_attrs)
+        merged: dict[str, Value] = {}
+        for name in after_first_env.keys() | frame.env.keys():
+            a = after_first_env.get(name)
+            b = frame.env.get(name)
+            if a is None or b is None:
+                merged[name] = a or b or unknown()
+            else:
+                merged[name] = join(a, b)
+        frame.env = merged
+
+    def exec_for(self, statement: ast.For | ast.AsyncFor, frame: Frame) -> None:
+        iterable = self.eval(statement.iter, frame)
+        if iterable.kind == "list" and iterable.items is not None and \
+                len(iterable.items) <= MAX_UNROLL:
+            for item in list(iterable.items):
+                self.bind(statement.target, item, frame)
+                self.exec_block(statement.body, frame)
+        else:
+            for second in (False, True):
+                with self.iteration(second):
+                    self.bind(statement.target, self.element_of(iterable), frame)
+                    self.exec_block(statement.body, frame)
+        self.exec_block(statement.orelse, frame)
+
+    def exec_loop_body(self, body: Sequence[ast.stmt], frame: Frame) -> None:
+        # Twice: a write in the second iteration can break what the first one saved.
+        for second in (False, True):
+            with self.iteration(second):
+                self.exec_block(body, frame)
+
+    @contextmanager
+    def iteration(self, second: bool) -> Iterator[None]:
+        self.repeating += int(second)
+        try:
+            yield
+        finally:
+            self.repeating -= int(second)
+
+    def distinct(self, value: Value) -> Value:
+        """The element a later iteration takes from a list: another tensor than before.
+
+        ``for i in range(n): f(preds[i])`` reads a different tensor each time round, so
+        what the first iteration saved must not be charged to the second one's writes.
+        Tensors carried from one iteration to the next keep their storage.
+        """
+        if not self.repeating or not is_tensorish(value):
+            return value
+        storages = tuple(self.autograd.new_storage(leaf=s.leaf, param=s.param)
+                         for s in value.storages)
+        return Value(value.kind, storages, value.requires_grad, view=value.view,
+                     history=value.history)
+
+    def exec_with(self, statement: ast.With | ast.AsyncWith, frame: Frame) -> None:
+        grad = self.autograd.grad_enabled
+        for item in statement.items:
+            expr = item.context_expr
+            name = frame.program.qualify(expr.func if isinstance(expr, ast.Call) else expr)
+            if name in GRAD_OFF:
+                self.autograd.grad_enabled = False
+            elif name in GRAD_ON:
+                self.autograd.grad_enabled = True
+            elif name == "torch.set_grad_enabled" and isinstance(expr, ast.Call) and expr.args:
+                flag = self.truth(expr.args[0], frame)
+                if flag is not None:
+                    self.autograd.grad_enabled = flag
+            else:
+                value = self.eval(expr, frame)
+                if item.optional_vars is not None:
+                    self.bind(item.optional_vars, value, frame)
+        try:
+            self.exec_block(statement.body, frame)
+        finally:
+            self.autograd.grad_enabled = grad
+
+    # -- binding ----------------------------------------------------------------------
+
+    def bind(self, target: ast.expr, value: Value, frame: Frame) -> None:
+        if isinstance(target, ast.Name):
+            frame.env[target.id] = value
+        elif isinstance(target, ast.Attribute):
+            owner = self.eval(target.value, frame)
+            if owner.attrs is not None:
+                if self.attr_journal is not None:
+                    self.attr_journal.append((owner.attrs, target.attr,
+                                              owner.attrs.get(target.attr)))
+                owner.attrs[target.attr] = value
+        elif isinstance(target, ast.Subscript):
+            self.write_subscript(target, value, frame)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            parts = self.unpack(value, len(target.elts))
+            for element, part in zip(target.elts, parts, strict=False):
+                if isinstance(element, ast.Starred):
+                    self.bind(element.value, Value("list"), frame)
+                else:
+                    self.bind(element, part, frame)
+        elif isinstance(target, ast.Starred):
+            self.bind(target.value, Value("list"), frame)
+
+    def unpack(self, value: Value, count: int) -> list[Value]:
+        if value.kind == "list" and value.items is not None and len(value.items) == count:
+            return list(value.items)
+        return [self.element_of(value) for _ in range(count)]
+
+    def element_of(self, value: Value) -> Value:
+        """One element of an iterable whose elements are not individually known."""
+        if value.kind == "list" and value.view == "multi":
+            return Value("tensor", value.storages, value.requires_grad, view="multi",
+                         history=(value,))
+        if value.kind == "list" and value.element is not None:
+            return self.distinct(value.element)
+        if value.kind == "list" and value.items:
+            result = value.items[0]
+            for item in value.items[1:]:
+                result = join(result, item)
+            return self.distinct(result)
+        if value.kind == "const" and value.const is UNKNOWN_INT:
+            return constant(UNKNOWN_INT)
+        if value.kind == "tensor" and not value.maybe_list:
+            # Iterating a tensor unbinds it: views autograd forbids writing to.
+            return Value("tensor", value.storages, value.requires_grad, view="multi",
+                         history=(value,))
+        return unknown()
+
+    def write_subscript(self, target: ast.Subscript, value: Value, frame: Frame) -> None:
+        owner = self.eval(target.value, frame)
+        if not is_tensorish(owner):
+            return
+        if (owner.kind == "unknown" or owner.maybe_list) and is_item_index(target):
+            return  # ``x[i] = v`` on what may be a list replaces an item, writing nothing
+        basic = all(self.is_basic_index(part, frame) for part in index_parts(target))
+        key = "setitem" if basic else "setitem#advanced"
+        if value.kind == "const" and basic:
+            key = "setitem#scalar"
+        effect = self.facts.operators.get(key) or self.facts.operators.get("setitem")
+        if effect is None:
+            return
+        with self.fixing(self.clone_first(target.value, frame)):
+            self.autograd.apply(effect, frame.piece, target,
+                                f"{self.text(frame.piece, target)} = ...", [owner, value])
+
+    def is_basic_index(self, part: ast.expr, frame: Frame) -> bool:
+        if isinstance(part, ast.Slice):
+            return True
+        if isinstance(part, ast.Constant):
+            return part.value is None or part.value is ... or isinstance(part.value, int)
+        if isinstance(part, ast.UnaryOp) and isinstance(part.operand, ast.Constant) and \
+                isinstance(part.operand.value, int):
+            return True
+        evaluated = self.eval(part, frame)
+        return evaluated.kind == "const" and (
+            isinstance(evaluated.const, int) or evaluated.const is UNKNOWN_INT
+            or evaluated.const is ... or evaluated.const is None
+        )
+
+
+def index_parts(subscript: ast.Subscript) -> list[ast.expr]:
+    """The parts of ``x[a, b:c]``: ``[a, b:c]``."""
+    index = subscript.slice
+    return list(index.elts) if isinstance(index, ast.Tuple) else [index]
+
+
+def is_item_index(target: ast.Subscript) -> bool:
+    """``x[i]`` or ``x[0]``: how lists are indexed (slices and ``...`` are tensors')."""
+    index = target.slice
+    if isinstance(index, ast.Constant):
+        return index.value is None or isinstance(index.value, int)
+    return isinstance(index, (ast.Name, ast.Attribute))

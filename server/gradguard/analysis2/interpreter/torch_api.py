@@ -1,0 +1,229 @@
+"""The torch API: modules, optimizers, factories, functions and the tensor methods no
+trace covers; which variant of a traced spelling a call is."""
+
+from __future__ import annotations
+
+import ast
+
+from gradguard.analysis2.interpreter.state import UNKNOWN_INT, Frame, State, retains
+from gradguard.analysis2.syntax import Piece
+from gradguard.analysis2.values import (
+    Kind,
+    NnModule,
+    Sequential,
+    Storage,
+    UnknownModule,
+    Value,
+    any_grad,
+    constant,
+    is_tensorish,
+    unknown,
+)
+from gradguard.facts.table import InplaceFlag
+
+OPTIMIZER_PREFIX = "torch.optim."
+NON_TENSOR_METHODS = {"item", "tolist", "size", "dim", "numel", "numpy", "data_ptr",
+                      "stride", "element_size", "is_contiguous", "get_device", "nelement",
+                      "ndimension", "is_floating_point", "storage_offset"}
+TUPLE_METHODS = {"max", "min", "sort", "topk", "kthvalue", "mode", "median", "nanmedian",
+                 "unique", "unique_consecutive", "split", "chunk", "unbind", "tensor_split",
+                 "svd", "qr", "slogdet", "aminmax", "frexp", "cummax", "cummin", "histogram"}
+
+
+def _asks_grad(kwargs: dict[str, Value]) -> bool:
+    requires = kwargs.get("requires_grad")
+    return requires is not None and requires.kind == "const" and requires.const is True
+
+
+class TorchApi(State):
+    def call_torch(self, name: str, call: ast.Call, frame: Frame, args: list[Value],
+                   kwargs: dict[str, Value]) -> Value:
+        facts = self.facts
+        piece = frame.piece
+        label = self.text(piece, call.func)
+        if name in facts.modules:
+            module = facts.modules[name]
+            inplace = self.flag(module.ctor_inplace, call, args, kwargs)
+            params = self.autograd.new_storage(param=True, leaf=True)
+            spec = NnModule(module, inplace, piece, call,
+                            identity=self.is_identity(name, args, kwargs))
+            return Value("module", spec=spec, params=params)
+        if name == "torch.nn.Sequential":
+            items = [a for a in args if a.kind == "module"]
+            if len(items) != len(args):
+                return Value("module", spec=UnknownModule())
+            return Value("module", spec=Sequential(items, piece, call),
+                         params=self.autograd.new_storage(param=True, leaf=True))
+        if name == "torch.nn.ModuleList":
+            if args and args[0].kind == "list":
+                return Value("list", items=None if args[0].items is None
+                             else list(args[0].items), element=args[0].element)
+            return Value("list", items=[])
+        if name in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            requires = kwargs.get("requires_grad")
+            grad = not (requires is not None and requires.kind == "const" and
+                        requires.const is False)
+            storage = self.autograd.new_storage(leaf=grad, param=True)
+            return Value("tensor", (storage,), grad)
+        if name.startswith(OPTIMIZER_PREFIX) and name.count(".") == 2:
+            updates: list[Value] = []
+            for value in args[:1] + list(kwargs.values()):
+                updates.extend(self.modules_in(value))
+            return Value("optimizer", updates=updates)
+        if name in ("torch.autograd.backward", "torch.autograd.grad"):
+            loss = args[0] if args else None
+            self.autograd.backward(piece, call, retain=retains(kwargs), place=self.place,
+                                   loss=loss)
+            return unknown()
+        if name.startswith("torch.nn.init.") and name.endswith("_") and args:
+            grad = self.autograd.grad_enabled
+            self.autograd.grad_enabled = False
+            try:
+                self.autograd.write(args[0], piece, call, label)
+            finally:
+                self.autograd.grad_enabled = grad
+            return args[0]
+        if name in facts.factories:
+            grad = _asks_grad(kwargs)
+            return Value("tensor", (self.autograd.new_storage(leaf=grad),), grad)
+        effect = facts.functions.get(self.function_key(name, args))
+        if effect is not None and self.is_identity(name, args, kwargs, p_position=1):
+            return args[0]
+        if effect is not None:
+            effect = effect.with_inplace(
+                self.flag(effect.inplace_flag, call, args, kwargs) is True
+            )
+            tensors = self.tensor_operands(args)
+            out = kwargs.get("out")
+            plan = self.function_plan(call, name) if effect.writes else None
+            with self.fixing(plan):
+                result = self.autograd.apply(effect, piece, call, label, tensors)
+            if out is not None and is_tensorish(out):
+                with self.fixing(self.out_plan(call)):
+                    self.autograd.write(out, piece, call, f"{label}(out=...)")
+                return out
+            return result
+        tensors = self.tensor_operands(args)
+        if name.startswith("torch.") and not tensors and "." not in name[6:]:
+            # torch.linspace(...), torch.from_numpy(...): a new tensor, which requires
+            # grad only when asked to.
+            grad = _asks_grad(kwargs)
+            return Value("tensor", (self.autograd.new_storage(leaf=grad),), grad)
+        if name.startswith("torch.") and tensors:
+            out = kwargs.get("out")
+            if out is not None:
+                with self.fixing(self.out_plan(call)):
+                    self.autograd.write(out, piece, call, f"{label}(out=...)")
+            # A torch function the tables do not know: its output's grad follows its inputs,
+            # and what it saves is not guessed.
+            graph = any_grad(tensors) if self.autograd.grad_enabled else False
+            # Its output may be a tuple (torch.max(x, 1), torch.sort(x)): not a tensor for sure.
+            return Value("unknown", (self.autograd.new_storage(),), graph,
+                         history=tuple(tensors))
+        return unknown()
+
+    @staticmethod
+    def is_identity(name: str, args: list[Value], kwargs: dict[str, Value],
+                    p_position: int = 0) -> bool:
+        """Dropout with p == 0 returns its input untouched, inplace or not."""
+        if "dropout" not in name.lower():
+            return False
+        p = kwargs.get("p")
+        if p is None and len(args) > p_position:
+            p = args[p_position]
+        return p is not None and p.kind == "const" and p.const == 0
+
+    def function_key(self, name: str, args: list[Value]) -> str:
+        """Picks the traced variant of a spelling whose behaviour depends on its arguments."""
+        if name == "torch.einsum" and args and args[0].kind == "const" and \
+                isinstance(args[0].const, str):
+            inputs, _, output = args[0].const.replace(" ", "").partition("->")
+            letters = set(inputs.replace(",", ""))
+            if output and letters <= set(output) and "torch.einsum#broadcast" in \
+                    self.facts.functions:
+                return "torch.einsum#broadcast"
+        if name.endswith("adaptive_avg_pool2d") or name.endswith("adaptive_max_pool2d"):
+            if len(args) > 1 and args[1].kind == "const" and args[1].const == 1 and \
+                    f"{name}#1" in self.facts.functions:
+                return f"{name}#1"
+        return name
+
+    @staticmethod
+    def tensor_operands(args: list[Value]) -> list[Value]:
+        tensors: list[Value] = []
+        for value in args:
+            if is_tensorish(value):
+                tensors.append(value)
+            elif value.kind == "list" and value.items is not None:
+                tensors.extend(v for v in value.items if is_tensorish(v))
+        return tensors
+
+    def flag(self, where: InplaceFlag | None, call: ast.Call, args: list[Value],
+             kwargs: dict[str, Value]) -> bool | None:
+        """The value of an ``inplace`` switch at a call, when it is known."""
+        if where is None:
+            return False
+        value = kwargs.get(where.name)
+        if value is None and where.position is not None and where.position < len(args):
+            if not any(isinstance(arg, ast.Starred) for arg in call.args):
+                value = args[where.position]
+        if value is None:
+            return False
+        if value.kind == "const" and value.const is not UNKNOWN_INT:
+            return bool(value.const)
+        return None
+
+    def modules_in(self, value: Value) -> list[Value]:
+        """The modules whose parameters an optimizer argument refers to."""
+        if value.kind == "module":
+            return [value]
+        if value.updates is not None:
+            return list(value.updates)
+        if value.kind == "list" and value.items is not None:
+            found: list[Value] = []
+            for item in value.items:
+                found.extend(self.modules_in(item))
+            return found
+        return []
+
+    def untraced_method(self, owner: Value, name: str, args: list[Value]) -> Value:
+        """A Tensor method no spelling traced: what it returns, saving nothing known."""
+        if name in NON_TENSOR_METHODS:
+            return constant(UNKNOWN_INT)
+        if name.startswith("new_"):
+            return Value("tensor", (self.autograd.new_storage(),), False)
+        grad = None if owner.requires_grad is not False else False
+        kind: Kind = "unknown" if name in TUPLE_METHODS or owner.kind != "tensor" \
+            else "tensor"
+        return Value(kind, (self.autograd.new_storage(),), grad,
+                     history=(owner, *[a for a in args if is_tensorish(a)]))
+
+    def optimizer_step(self, optimizer: Value, piece: Piece, call: ast.Call) -> None:
+        grad = self.autograd.grad_enabled
+        # optimizer.step() runs under no_grad: it bumps versions but is no leaf misuse.
+        self.autograd.grad_enabled = False
+        try:
+            for module in optimizer.updates or []:
+                for storage in self.parameter_storages(module):
+                    self.autograd.write(Value("tensor", (storage,), True), piece, call,
+                                        f"{self.text(piece, call.func)}()", place=self.place)
+        finally:
+            self.autograd.grad_enabled = grad
+
+    def parameter_storages(self, module: Value, depth: int = 0) -> list[Storage]:
+        found: list[Storage] = [] if module.params is None else [module.params]
+        if depth > 6:
+            return found
+        if isinstance(module.spec, Sequential):
+            for item in module.spec.items:
+                found.extend(self.parameter_storages(item, depth + 1))
+        for value in (module.attrs or {}).values():
+            if value.kind == "module":
+                found.extend(self.parameter_storages(value, depth + 1))
+            elif value.kind == "list" and value.items:
+                for item in value.items:
+                    if item.kind == "module":
+                        found.extend(self.parameter_storages(item, depth + 1))
+            elif value.kind == "tensor" and any(s.param for s in value.storages):
+                found.extend(s for s in value.storages if s.param)
+        return found

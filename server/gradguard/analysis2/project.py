@@ -1,0 +1,130 @@
+"""The files of one project: import names resolved to files, each file parsed once.
+
+``from .models import Net`` or ``from utils.loss import ComputeLoss`` in one file reach
+the class or function in another file of the same project, so that a hazard whose
+saving op and in-place op sit in different files is seen. Names are resolved as Python
+would for a script or package in the project: relative imports against the importing
+file's package, absolute ones against the importing file's folder, the folders of its
+enclosing packages, and the project's root folders. Anything else (torch, the standard
+library, installed packages) is not the project's and is left to the facts tables.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from gradguard.analysis2.program import ClassInfo, Definition, FunctionInfo, Program, Reads
+
+# How deep re-exports are followed (``__init__.py`` importing from a submodule...).
+MAX_HOPS = 8
+
+
+def read_file(path: str) -> str | None:
+    try:
+        return Path(path).read_bytes().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+class Project:
+    """Programs of a project's files, parsed on first use and kept."""
+
+    def __init__(self, roots: list[str] | None = None,
+                 read: Callable[[str], str | None] = read_file,
+                 parse: Callable[[str, str], Program | None] | None = None) -> None:
+        self.roots = [os.path.abspath(root) for root in roots or []]
+        self.read = read
+        self._parse = parse
+        self.programs: dict[str, Program | None] = {}
+        # What each text was, for those who check whether a file changed.
+        self.texts: dict[str, str] = {}
+
+    def add(self, program: Program, text: str) -> None:
+        """A file parsed elsewhere (the one being analysed, an open document)."""
+        program.project = self
+        self.programs[program.path] = program
+        self.texts[program.path] = text
+
+    def program(self, path: str) -> Program | None:
+        if path not in self.programs:
+            text = self.read(path)
+            program = None
+            if text is not None and self._parse is not None:
+                program = self._parse(path, text)
+            if program is not None:
+                program.project = self
+                self.texts[path] = text or ""
+            self.programs[path] = program
+        return self.programs[path]
+
+    def loaded(self) -> dict[str, Program]:
+        return {path: p for path, p in self.programs.items() if p is not None}
+
+    # -- names to files -------------------------------------------------------------------
+
+    def module_file(self, importer: str, module: str) -> str | None:
+        """The file of module ``module`` (dotted, perhaps relative) imported from ``importer``."""
+        level = len(module) - len(module.lstrip("."))
+        parts = [p for p in module[level:].split(".") if p]
+        here = os.path.dirname(os.path.abspath(importer))
+        if level:
+            base = here
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            return _module_in(base, parts)
+        for folder in self._search_folders(here):
+            found = _module_in(folder, parts)
+            if found is not None:
+                return found
+        return None
+
+    def _search_folders(self, here: str) -> list[str]:
+        folders = [here]
+        current = here
+        while os.path.isfile(os.path.join(current, "__init__.py")):
+            current = os.path.dirname(current)
+            folders.append(current)
+        return folders + [root for root in self.roots if root not in folders]
+
+    def resolve(self, importer: Program, qualified: str, reads: Reads | None = None,
+                hops: int = 0) -> Definition | None:
+        """The project's class or function a qualified name (``models.Net``) stands for."""
+        module, _, name = qualified.rpartition(".")
+        if hops > MAX_HOPS or not module.strip("."):
+            return None
+        path = self.module_file(importer.path, module)
+        if reads is not None:
+            reads.found[(importer.path, "module", module)] = path
+        if path is None:
+            return None
+        program = self.program(path)
+        if program is None:
+            return None
+        found: Definition | None = program.classes.get(name) or program.functions.get(name)
+        if reads is not None:
+            kind = "class" if name in program.classes else "function"
+            reads.found[(path, kind, name)] = _identity(found)
+        if found is None and name in program.aliases:
+            return self.resolve(program, program.aliases[name], reads, hops + 1)
+        return found
+
+
+def _identity(found: Definition | None) -> object:
+    if isinstance(found, ClassInfo):
+        return found.bases
+    if isinstance(found, FunctionInfo):
+        return found.node
+    return None
+
+
+def _module_in(folder: str, parts: list[str]) -> str | None:
+    if not parts:
+        init = os.path.join(folder, "__init__.py")
+        return init if os.path.isfile(init) else None
+    base = os.path.join(folder, *parts)
+    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(candidate):
+            return candidate
+    return None

@@ -1,0 +1,109 @@
+"""Turns findings (nodes) into hazards (source spans and messages a user reads)."""
+
+from __future__ import annotations
+
+from gradguard.analysis.hazard import Fix, Hazard, Related, Severity
+from gradguard.analysis2.findings import Finding
+from gradguard.analysis2.values import Save
+from gradguard.fixes2.render import layer_fix, plan_fix
+
+ROLE_WORDS = {
+    "output": "the output of",
+    "input": "the input of",
+    "other": "the second operand of",
+}
+ROLE_NOUNS = {"output": "its output", "input": "its input", "other": "its second operand"}
+# How many saving ops a GG004 message names; the rest are counted, and all are related.
+NAMED_SAVES = 2
+
+VIEW_WORDS = {
+    "multi": "an output of split/chunk/unbind (or of iterating a tensor), a view that "
+    "autograd forbids modifying in place; write to a clone, or use torch.cat/torch.stack",
+    "leaf": "a view of a leaf tensor that requires grad; do it under torch.no_grad() or on "
+    "a clone",
+    "nograd": "a view created under torch.no_grad() while grad mode is on; create the view "
+    "with grad enabled, or write to a clone",
+}
+
+
+def _saver(save: Save) -> tuple[str, str]:
+    label, _, aten = save.op.partition("|")
+    return label, aten or label
+
+
+def code(op: str) -> str:
+    """``self.relu (ReLU, inplace=True)`` as `self.relu` (ReLU, inplace=True)."""
+    name, space, note = op.partition(" (")
+    if space and note.endswith(")") and "(" not in name:
+        return f"`{name}` ({note}"
+    return f"`{op}`"
+
+
+def _severity(finding: Finding) -> Severity:
+    return "error" if finding.confidence == "high" else "warning"
+
+
+def to_hazard(finding: Finding) -> Hazard:
+    span = finding.piece.span(finding.node)
+    related: list[Related] = []
+    if finding.code in ("GG001", "GG004"):
+        parts = []
+        for save in finding.saves:
+            label, aten = _saver(save)
+            save_span = save.piece.span(save.node)
+            words = ROLE_WORDS.get(save.role, "a tensor saved by")
+            where = f"line {save_span.line}"
+            if save.piece.path != finding.piece.path:
+                where = f"{save.piece.path}:{save_span.line}"
+            parts.append(f"{words} {code(label)} at {where}, which {aten}'s "
+                         "backward needs")
+            noun = ROLE_NOUNS.get(save.role, "a tensor")
+            related.append(Related(save_span, f"{code(label)} saves {noun} here for backward",
+                                   _other(save.piece.path, finding.piece.path)))
+        what = "; ".join(parts)
+        if finding.code == "GG001":
+            message = f"{code(finding.op)} overwrites {what}"
+        else:
+            what = "; ".join(parts[:NAMED_SAVES])
+            if len(parts) > NAMED_SAVES:
+                others = sorted({r.span.line for r in related[NAMED_SAVES:]})
+                what += (f"; and {len(parts) - NAMED_SAVES} more saved at line"
+                         f"{'s' if len(others) > 1 else ''} "
+                         f"{', '.join(str(line) for line in others)}")
+            message = (f"{code(finding.op)} updates parameters in place that a later backward "
+                       f"still needs: {what}; call it after the last backward through this "
+                       "graph")
+    elif finding.code == "GG002":
+        message = (f"{code(finding.op)} writes in place into a leaf tensor that requires grad; "
+                   "autograd forbids this outside torch.no_grad()")
+    else:
+        view = VIEW_WORDS.get(finding.detail, "a view")
+        message = f"{code(finding.op)} writes in place into {view}"
+    if finding.confidence == "medium":
+        message += " (if these tensors require grad)"
+    layer = finding.layer
+    if layer is not None and layer.node is not finding.node:
+        related.append(Related(layer.piece.span(layer.node),
+                               "the in-place layer is defined here",
+                               _other(layer.piece.path, finding.piece.path)))
+    for piece, call in finding.via:
+        related.append(Related(piece.span(call), "reached through this call",
+                               _other(piece.path, finding.piece.path)))
+    return Hazard(finding.code, span, message, _severity(finding), finding.confidence,
+                  tuple(related), _fix(finding))
+
+
+def _other(path: str, home: str) -> str | None:
+    """The file a related location is in, when it is not the hazard's own."""
+    return None if path == home else path
+
+
+def _fix(finding: Finding) -> Fix | None:
+    fix = plan_fix(finding.plan) if finding.plan is not None else None
+    if fix is None and finding.layer is not None and \
+            finding.layer.piece.path == finding.piece.path:
+        fix = layer_fix(finding.layer)
+    if fix is not None and finding.plan is not None and \
+            finding.plan.place.piece.path != finding.piece.path:
+        return None  # an edit in another file than the one reported on
+    return fix

@@ -1,0 +1,102 @@
+"""Where interpretation starts: the module's statements, each function, each class's
+methods (on an instance its ``__init__`` built), and running one of them."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from gradguard.analysis2.autograd import Autograd
+from gradguard.analysis2.findings import Finding
+from gradguard.analysis2.interpreter import Evaluator, OutOfBudget, SummaryCache
+from gradguard.analysis2.program import ClassInfo, FunctionInfo, Program, Reads
+from gradguard.facts import load
+
+
+@dataclass(frozen=True)
+class Root:
+    """One entry point the interpreter starts from: a method, a function, or the script."""
+
+    key: str
+    node: ast.AST | None
+    start: Callable[[Evaluator], None]
+    # The class holding the method, when the root is one.
+    owner: ClassInfo | None = None
+
+
+@dataclass(frozen=True)
+class RootResult:
+    findings: tuple[Finding, ...]
+    reads: Reads
+
+
+def roots(program: Program, wanted: set[str] | None = None,
+          per_method: bool = False) -> list[Root]:
+    """Where interpretation starts; ``wanted`` limits it to the definitions named.
+
+    A class is one root whose methods each run on a copy of one instance ``__init__``
+    built, or, with ``per_method``, one root per method, each building its own instance
+    (an edit to one method then re-runs that method's root alone, which is what an
+    editor needs; the instance is a summary's replay either way).
+    """
+    def keep(name: str) -> bool:
+        return wanted is None or name in wanted
+
+    found = []
+    if program.statements and keep("<module>"):
+        statements = program.statements
+        found.append(Root("<module>", None,
+                          lambda ev: ev.run_module_statements(program, statements)))
+    for name, function in program.functions.items():
+        if keep(name):
+            found.append(Root(f"def {name}", function.node, _function_start(function)))
+    for info in program.classes.values():
+        methods = [m for name, m in info.methods.items() if name != "__init__"]
+        if not methods or not keep(info.name):
+            continue
+        if not per_method:
+            found.append(Root(f"class {info.name}", info.node, _class_start(info, methods),
+                              info))
+            continue
+        for method in methods:
+            found.append(Root(f"class {info.name}.{method.name}", method.node,
+                              _class_start(info, [method]), info))
+    return found
+
+
+def _function_start(function: FunctionInfo) -> Callable[[Evaluator], None]:
+    def start(evaluator: Evaluator) -> None:
+        evaluator.run_function(function, None, None)
+
+    return start
+
+
+def _class_start(info: ClassInfo,
+                 methods: list[FunctionInfo]) -> Callable[[Evaluator], None]:
+    """The methods of a class, each on a fresh copy of the instance ``__init__`` built."""
+
+    def start(evaluator: Evaluator) -> None:
+        instance = evaluator.instantiate(info, None, [], {})
+        built = dict(instance.attrs or {})
+        for method in methods:
+            instance.attrs = dict(built)
+            evaluator.autograd.forget_graph()
+            evaluator.steps = 0
+            is_static = method.name in info.staticmethods
+            try:
+                evaluator.run_function(method, None if is_static else instance, info)
+            except OutOfBudget:
+                pass  # this method was too long to follow; the others still are
+
+    return start
+
+
+def run_root(programs: Mapping[str, Program], root: Root, cache: SummaryCache) -> RootResult:
+    autograd = Autograd()
+    evaluator = Evaluator(load(), autograd, dict(programs), cache)
+    try:
+        root.start(evaluator)
+    except (OutOfBudget, RecursionError):
+        pass  # what was found before the budget ran out still stands
+    return RootResult(tuple(autograd.findings.values()), evaluator.reads)

@@ -1,0 +1,408 @@
+"""Per-function summaries: a function's effects computed once per calling context and
+composed at every call site, instead of its body being run again for each caller.
+
+A call's *context* is the shape of what it is given: the abstract values bound to its
+parameters (and ``self``), every value, storage and layer reachable from them, what
+kind each is, whether it requires grad, which of them share storage; the state of grad
+mode and whether a loop is on its second pass. Two calls with the same context behave
+the same, so the first one's run is kept as a :class:`Summary`:
+
+- the function runs once on *placeholders*, copies of its inputs with storages of
+  their own and nothing saved on them;
+- every change to a placeholder's storage (a save, a save hidden while the other arm of
+  a branch runs, an in-place write, a backward) is recorded in order: these are the
+  effects a caller can see, because they land on the caller's tensors;
+- so are the findings the run made on its own tensors, the value it returned, and what
+  it changed on its inputs (an attribute set on ``self``, an item appended, grad turned
+  on).
+
+A call site *replays* the summary: each recorded effect is applied to the caller's own
+storage that the placeholder stands for, so a save made in the callee is checked
+against the caller's later writes, and a write in the callee against the caller's
+earlier saves; the returned value and anything the callee built and handed back are
+copied (fresh storages for each call, as running the body again would make). A summary
+computed while a deeper call was cut short (recursion, the depth bound) depends on
+where it was computed and is not kept.
+
+Summaries compose: replaying a callee's summary inside another function's summary run
+records, on that function's placeholders, the effects the callee had on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from gradguard.analysis2.autograd import Autograd, BackwardEvent, Event, WriteEvent
+from gradguard.analysis2.findings import Finding, Site
+from gradguard.analysis2.program import ClassInfo, FunctionInfo, Reads
+from gradguard.analysis2.values import (
+    NnModule,
+    Save,
+    Sequential,
+    Storage,
+    UserModule,
+    Value,
+)
+
+Obj = Value | Storage | NnModule | Sequential
+
+
+def _const_key(const: object) -> object:
+    if const is None:
+        return None
+    if isinstance(const, FunctionInfo):
+        return ("def", id(const.node))
+    if isinstance(const, ClassInfo):
+        return ("class", const.program.path, const.name)
+    try:
+        hash(const)
+    except TypeError:
+        return ("id", id(const))
+    return (type(const).__name__, const)
+
+
+@dataclass(eq=False)
+class Context:
+    """A call's inputs in canonical order, and the key two equal contexts share."""
+
+    key: tuple[object, ...]
+    objects: list[Obj]
+    # Where each input is among ``objects`` (None: a parameter left to its default).
+    inputs: tuple[int | None, ...]
+
+
+def context_of(inputs: Sequence[Value | None]) -> Context:
+    index: dict[int, int] = {}
+    objects: list[Obj] = []
+    keys: list[object] = []
+
+    def storage(s: Storage) -> int:
+        found = index.get(id(s))
+        if found is None:
+            found = index[id(s)] = len(objects)
+            objects.append(s)
+            keys.append((s.leaf, s.param))
+        return found
+
+    def value(v: Value) -> int:
+        found = index.get(id(v))
+        if found is not None:
+            return found
+        at = index[id(v)] = len(objects)
+        objects.append(v)
+        keys.append(None)
+        spec = v.spec
+        spec_key: object = None
+        if isinstance(spec, NnModule):
+            index[id(spec)] = len(objects)
+            objects.append(spec)
+            keys.append(None)
+            spec_key = ("nn", spec.facts.name, spec.inplace, spec.identity, id(spec.node))
+        elif isinstance(spec, Sequential):
+            index[id(spec)] = len(objects)
+            objects.append(spec)
+            keys.append(None)
+            spec_key = ("seq", id(spec.node), tuple(value(item) for item in spec.items))
+        elif isinstance(spec, UserModule):
+            spec_key = ("user", spec.path, spec.class_name)
+        elif spec is not None:
+            spec_key = "unknown"
+        keys[at] = (
+            v.kind, v.requires_grad, v.view, _const_key(v.const), v.name, v.maybe_list,
+            tuple(storage(s) for s in v.storages),
+            None if v.items is None else tuple(value(item) for item in v.items),
+            spec_key,
+            None if v.attrs is None else tuple((k, value(a)) for k, a in v.attrs.items()),
+            None if v.params is None else storage(v.params),
+            None if v.updates is None else tuple(value(u) for u in v.updates),
+            None if v.element is None else value(v.element),
+        )
+        return at
+
+    roots = tuple(None if v is None else value(v) for v in inputs)
+    return Context((roots, tuple(keys)), objects, roots)
+
+
+def _placeholders(context: Context, autograd: Autograd) -> list[Obj]:
+    """Copies of the context's objects, related as the originals are, saving nothing."""
+    copies: list[Obj] = []
+    memo: dict[int, Obj] = {}
+    for obj in context.objects:
+        copy: Obj
+        if isinstance(obj, Storage):
+            copy = autograd.new_storage(obj.leaf, obj.param)
+        elif isinstance(obj, NnModule):
+            copy = NnModule(obj.facts, obj.inplace, obj.piece, obj.node, identity=obj.identity)
+        elif isinstance(obj, Sequential):
+            copy = Sequential([], obj.piece, obj.node)
+        else:
+            copy = Value(obj.kind, requires_grad=obj.requires_grad, view=obj.view,
+                         const=obj.const, name=obj.name, maybe_list=obj.maybe_list)
+        memo[id(obj)] = copy
+        copies.append(copy)
+
+    def same(v: Value) -> Value:
+        found = memo[id(v)]
+        assert isinstance(found, Value)
+        return found
+
+    for obj, copy in zip(context.objects, copies, strict=True):
+        if isinstance(obj, Sequential):
+            assert isinstance(copy, Sequential)
+            copy.items = [same(item) for item in obj.items]
+        elif isinstance(obj, Value):
+            assert isinstance(copy, Value)
+            copy.storages = tuple(memo[id(s)] for s in obj.storages)  # type: ignore[misc]
+            copy.items = None if obj.items is None else [same(item) for item in obj.items]
+            spec = obj.spec
+            copy.spec = memo[id(spec)] if isinstance(spec, (NnModule, Sequential)) \
+                else spec  # type: ignore[assignment]
+            copy.attrs = None if obj.attrs is None else \
+                {key: same(item) for key, item in obj.attrs.items()}
+            copy.params = None if obj.params is None else memo[id(obj.params)]  # type: ignore[assignment]
+            copy.updates = None if obj.updates is None else [same(u) for u in obj.updates]
+            copy.element = None if obj.element is None else same(obj.element)
+    return copies
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    requires_grad: bool | None
+    attrs: dict[str, Value] | None
+    items: list[Value] | None
+
+
+def _snapshot(objects: list[Obj]) -> list[object]:
+    taken: list[object] = []
+    for obj in objects:
+        if isinstance(obj, Value):
+            taken.append(_Snapshot(obj.requires_grad,
+                                   None if obj.attrs is None else dict(obj.attrs),
+                                   None if obj.items is None else list(obj.items)))
+        elif isinstance(obj, Storage):
+            taken.append(obj.leaf)
+        else:
+            taken.append(None)
+    return taken
+
+
+@dataclass(eq=False)
+class Change:
+    """What a function left different on one of its inputs."""
+
+    index: int
+    requires_grad: bool | None = None
+    history: tuple[Value, ...] = ()
+    attrs: dict[str, Value] = field(default_factory=dict)
+    items: list[Value] | None = None
+    items_changed: bool = False
+    leaf: bool | None = None
+    calls: frozenset[object] = frozenset()
+
+
+def _changes(objects: list[Obj], before: list[object]) -> list[Change]:
+    found: list[Change] = []
+    for at, (obj, old) in enumerate(zip(objects, before, strict=True)):
+        if isinstance(obj, Value):
+            assert isinstance(old, _Snapshot)
+            attrs = {} if obj.attrs is None or old.attrs is None else {
+                key: item for key, item in obj.attrs.items() if old.attrs.get(key) is not item}
+            items_changed = obj.items is not None and (
+                old.items is None or len(obj.items) != len(old.items)
+                or any(a is not b for a, b in zip(obj.items, old.items, strict=True)))
+            items_changed = items_changed or (obj.items is None and old.items is not None)
+            if obj.requires_grad != old.requires_grad or obj.history or attrs or \
+                    items_changed:
+                found.append(Change(at, obj.requires_grad, obj.history, attrs,
+                                    obj.items, items_changed))
+        elif isinstance(obj, Storage):
+            if obj.leaf != old:
+                found.append(Change(at, leaf=obj.leaf))
+        elif isinstance(obj, NnModule) and obj.calls:
+            found.append(Change(at, calls=frozenset(obj.calls)))
+    return found
+
+
+@dataclass(eq=False)
+class Summary:
+    """One function's effects in one context (see the module's docstring)."""
+
+    function: FunctionInfo
+    placeholders: list[Obj]
+    events: list[Event]
+    findings: list[Finding]
+    result: Value
+    changes: list[Change]
+    reads: Reads
+    # Whether a deeper call was cut short: then the summary holds only where it was made.
+    cut: bool = False
+
+
+class Run:
+    """A summary being computed: its placeholders and the world they live in."""
+
+    def __init__(self, context: Context, grad_enabled: bool) -> None:
+        self.autograd = Autograd(grad_enabled=grad_enabled)
+        self.placeholders = _placeholders(context, self.autograd)
+        self.autograd.inputs = {id(p) for p in self.placeholders if isinstance(p, Storage)}
+        self.before = _snapshot(self.placeholders)
+        self.inputs = context.inputs
+
+    def input(self, position: int) -> Value | None:
+        at = self.inputs[position]
+        if at is None:
+            return None
+        found = self.placeholders[at]
+        assert isinstance(found, Value)
+        return found
+
+    def finish(self, function: FunctionInfo, result: Value, reads: Reads,
+               cut: bool) -> Summary:
+        return Summary(function, self.placeholders, self.autograd.events,
+                       list(self.autograd.findings.values()), result,
+                       _changes(self.placeholders, self.before), reads, cut)
+
+
+def replay(summary: Summary, context: Context, autograd: Autograd,
+           attr_journal: list[tuple[dict[str, Value], str, Value | None]] | None,
+           via: tuple[Site, ...]) -> Value:
+    """Apply ``summary`` at a call whose inputs are ``context``; returns the call's value.
+
+    ``via`` is the caller's path to this call site: findings made in the callee are
+    reported as reached through it. What the callee computed gets, for this call, a
+    lineage of its own (light stand-ins whose history leads back to the caller's
+    values), so that a backward from this call's result frees this call's saves only.
+    """
+    actual: dict[int, object] = {id(p): a for p, a in
+                                 zip(summary.placeholders, context.objects, strict=True)}
+    # The inputs stand for themselves; what the callee computed gets stand-ins.
+    lineages: dict[int, Value] = {id(p): a for p, a in
+                                  zip(summary.placeholders, context.objects, strict=True)
+                                  if isinstance(a, Value)}
+    saves: dict[int, Save] = {}
+
+    def lineage(value: Value) -> Value:
+        known = lineages.get(id(value))
+        if known is not None:
+            return known
+        # Every computed value it descends from, each given a stand-in, then linked.
+        todo, reached = [value], []
+        while todo:
+            current = todo.pop()
+            if id(current) in lineages:
+                continue
+            lineages[id(current)] = Value("unknown")
+            reached.append(current)
+            todo.extend(current.history)
+        for current in reached:
+            lineages[id(current)].history = tuple(lineages[id(h)] for h in current.history)
+        return lineages[id(value)]
+
+    def storage_of(storage: Storage) -> Storage:
+        found = actual.get(id(storage))
+        if found is None:
+            copy = autograd.new_storage(storage.leaf, storage.param)
+            copy.saves = [save_of(save) for save in storage.saves]
+            copy.pending = list(storage.pending)
+            actual[id(storage)] = found = copy
+        assert isinstance(found, Storage)
+        return found
+
+    def save_of(save: Save) -> Save:
+        found = saves.get(id(save))
+        if found is None:
+            source = save.source
+            found = save if not isinstance(source, Value) else Save(
+                save.piece, save.node, save.op, save.role, save.confidence, lineage(source))
+            saves[id(save)] = found
+        return found
+
+    def layer_of(layer: NnModule | None) -> NnModule | None:
+        found = None if layer is None else actual.get(id(layer))
+        return found if isinstance(found, NnModule) else layer
+
+    def out(value: Value) -> Value:
+        found = actual.get(id(value))
+        if found is not None:
+            assert isinstance(found, Value)
+            return found
+        copy = Value(value.kind, requires_grad=value.requires_grad, view=value.view,
+                     const=value.const, name=value.name, maybe_list=value.maybe_list)
+        actual[id(value)] = copy
+        copy.storages = tuple(storage_of(s) for s in value.storages)
+        copy.items = None if value.items is None else [out(item) for item in value.items]
+        copy.spec = spec_of(value.spec)  # type: ignore[assignment]
+        copy.attrs = None if value.attrs is None else \
+            {key: out(item) for key, item in value.attrs.items()}
+        copy.params = None if value.params is None else storage_of(value.params)
+        copy.updates = None if value.updates is None else [out(u) for u in value.updates]
+        copy.element = None if value.element is None else out(value.element)
+        copy.history = (lineage(value),)
+        return copy
+
+    def spec_of(spec: object) -> object:
+        if isinstance(spec, (NnModule, Sequential)) and id(spec) in actual:
+            return actual[id(spec)]
+        if isinstance(spec, NnModule):
+            copy = NnModule(spec.facts, spec.inplace, spec.piece, spec.node, set(spec.calls),
+                            spec.identity)
+            actual[id(spec)] = copy
+            return copy
+        if isinstance(spec, Sequential):
+            sequence = Sequential([], spec.piece, spec.node)
+            actual[id(spec)] = sequence
+            sequence.items = [out(item) for item in spec.items]
+            return sequence
+        return spec
+
+    outer_via, outer_plan = autograd.via, autograd.plan
+    try:
+        for event in summary.events:
+            if isinstance(event, WriteEvent):
+                autograd.via, autograd.plan = via + event.via, event.plan
+                autograd.write_one(storage_of(event.storage), event.piece, event.node,
+                                   event.op, layer_of(event.layer), event.confidence,
+                                   event.place)
+            elif isinstance(event, BackwardEvent):
+                autograd.via, autograd.plan = via + event.via, None
+                loss = None if event.loss is None else lineage(event.loss)
+                autograd.backward(event.piece, event.node, event.retain, event.place, loss)
+            else:
+                kind, storage, save = event
+                onto = storage_of(storage)
+                if kind == "save":
+                    autograd.add_save(onto, save_of(save))
+                elif kind == "unsave":
+                    autograd.take_back(onto, save_of(save))
+                else:
+                    autograd.give_back(onto, save_of(save))
+        autograd.plan = None
+        for finding in summary.findings:
+            autograd.via = via + finding.via
+            autograd.report(Finding(finding.code, finding.piece, finding.node, finding.op,
+                                    finding.confidence, finding.saves, finding.detail,
+                                    autograd.via, layer_of(finding.layer), finding.plan))
+    finally:
+        autograd.via, autograd.plan = outer_via, outer_plan
+    for change in summary.changes:
+        changed = context.objects[change.index]
+        if isinstance(changed, Storage):
+            if change.leaf is not None:
+                changed.leaf = change.leaf
+        elif isinstance(changed, NnModule):
+            changed.calls |= change.calls  # type: ignore[arg-type]
+        elif isinstance(changed, Value):
+            target = changed
+            target.requires_grad = change.requires_grad
+            if change.history:
+                target.history = target.history + tuple(lineage(h) for h in change.history)
+            if change.attrs and target.attrs is not None:
+                for key, item in change.attrs.items():
+                    if attr_journal is not None:
+                        attr_journal.append((target.attrs, key, target.attrs.get(key)))
+                    target.attrs[key] = out(item)
+            if change.items_changed:
+                target.items = None if change.items is None else \
+                    [out(item) for item in change.items]
+    return out(summary.result)

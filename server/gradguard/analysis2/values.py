@@ -1,0 +1,171 @@
+"""The abstract values the interpreter tracks: tensors, their storages, and saves.
+
+A tensor value points at one or more storages (more than one after branches join).
+Views share their base's storage, because autograd's version counter is per storage:
+a write through any view bumps the version every saved view of it is checked against.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from gradguard.analysis.hazard import Confidence
+from gradguard.analysis2.syntax import Piece
+from gradguard.facts.table import ModuleFacts
+
+if TYPE_CHECKING:
+    from gradguard.fixes2.plans import Place
+
+Kind = Literal["tensor", "unknown", "module", "optimizer", "list", "const", "function"]
+ViewKind = Literal["view", "multi", "leaf", "nograd"]
+
+
+@dataclass(eq=False)
+class Save:
+    """A tensor autograd keeps for backward: which op saved it, and where."""
+
+    piece: Piece
+    node: ast.AST
+    op: str
+    role: str
+    confidence: Confidence
+    # The output of the op that made this save: the save belongs to that op's graph.
+    source: object = None
+
+
+@dataclass(eq=False)
+class PendingWrite:
+    """A write to saved parameters, reported only if a later backward needs them."""
+
+    piece: Piece
+    node: ast.AST
+    op: str
+    saves: list[Save]
+    confidence: Confidence
+    place: Place | None = None
+
+
+@dataclass(eq=False)
+class Storage:
+    saves: list[Save] = field(default_factory=list)
+    leaf: bool = False
+    param: bool = False
+    pending: list[PendingWrite] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class NnModule:
+    facts: ModuleFacts
+    inplace: bool | None
+    piece: Piece
+    node: ast.AST
+    # Every call site of this instance seen so far (a fix to its constructor reaches all).
+    calls: set[ast.AST] = field(default_factory=set)
+    # Built so that it returns its input untouched (``nn.Dropout(0.0)``).
+    identity: bool = False
+
+
+@dataclass(eq=False)
+class Sequential:
+    items: list[Value]
+    piece: Piece
+    node: ast.AST
+
+
+@dataclass(eq=False, frozen=True)
+class UserModule:
+    """An instance of a class of the project: found again by its file and name."""
+
+    path: str
+    class_name: str
+
+
+@dataclass(eq=False)
+class UnknownModule:
+    pass
+
+
+ModuleSpec = NnModule | Sequential | UserModule | UnknownModule
+
+
+@dataclass(eq=False)
+class Value:
+    kind: Kind
+    storages: tuple[Storage, ...] = ()
+    requires_grad: bool | None = None
+    view: ViewKind | None = None
+    const: object = None
+    items: list[Value] | None = None
+    spec: ModuleSpec | None = None
+    attrs: dict[str, Value] | None = None
+    params: Storage | None = None
+    # A torch or project name this function value stands for.
+    name: str = ""
+    # Which modules an optimizer updates.
+    updates: list[Value] | None = None
+    # What every element of a list of unknown length is like (a comprehension's element).
+    element: Value | None = None
+    # Taken to be a tensor without proof: it may be a list (``forward(self, x)``).
+    maybe_list: bool = False
+    # The values this one was computed from: which graph a backward from it runs over.
+    history: tuple[Value, ...] = ()
+
+
+UNKNOWN_CONST = object()
+
+
+def unknown() -> Value:
+    return Value("unknown", (Storage(),), None)
+
+
+def constant(value: object) -> Value:
+    return Value("const", const=value)
+
+
+def is_tensorish(value: Value) -> bool:
+    return value.kind in ("tensor", "unknown")
+
+
+def merge_grad(a: bool | None, b: bool | None) -> bool | None:
+    return a if a == b else None
+
+
+def join(a: Value, b: Value) -> Value:
+    """The value a name holds after two branches that bound it differently."""
+    if a is b:
+        return a
+    if a.kind == "const" and b.kind == "const" and a.const == b.const:
+        return a
+    if is_tensorish(a) and is_tensorish(b):
+        storages = tuple(dict.fromkeys(a.storages + b.storages))
+        view = a.view if a.view == b.view else None
+        kind: Kind = "tensor" if a.kind == b.kind == "tensor" else "unknown"
+        return Value(kind, storages, merge_grad(a.requires_grad, b.requires_grad), view,
+                     history=(a, b))
+    return unknown()
+
+
+def any_grad(values: list[Value]) -> bool | None:
+    """Whether an op over these inputs records a graph: True, False, or unknown."""
+    result: bool | None = False
+    for value in values:
+        if value.requires_grad is True:
+            return True
+        if value.requires_grad is None and is_tensorish(value):
+            result = None
+    return result
+
+
+def ancestry(value: Value) -> set[int]:
+    """Ids of ``value`` and of every value it was computed from."""
+    seen: set[int] = set()
+    todo = [value]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        todo.extend(current.history)
+    return seen

@@ -1,0 +1,1 @@
+"""Fixes for the second engine."""

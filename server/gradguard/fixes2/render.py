@@ -1,0 +1,247 @@
+"""Turns a fix plan into text edits, from the source the plan's nodes were parsed from.
+
+Edits replace the smallest stretch of text that holds the change; everything else,
+comments and formatting included, stays as written. Where an argument list changes,
+the call's own text is rewritten with libcst, which keeps its commas and comments.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from gradguard.analysis.hazard import Fix, Span, TextEdit
+from gradguard.analysis2.syntax import Piece
+from gradguard.analysis2.values import NnModule
+from gradguard.fixes2.plans import (
+    AugmentedToBinary,
+    CallEdit,
+    CloneFirst,
+    CloneIfUsedLater,
+    DropArgument,
+    DropOut,
+    MoveAfter,
+    OutOfPlace,
+    Plan,
+    Rename,
+)
+
+# Expressions that need no parentheses as the right operand of a binary operator.
+_ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List)
+
+
+def layer_fix(layer: NnModule) -> Fix | None:
+    """``nn.ReLU(inplace=True)`` -> ``nn.ReLU()``, on the instance that wrote."""
+    call = layer.node
+    flag = layer.facts.ctor_inplace
+    if not isinstance(call, ast.Call) or flag is None:
+        return None
+    piece = layer.piece
+    if any(k.arg == flag.name for k in call.keywords):
+        changed = edited_call(piece, call, DropArgument(flag.name, None))
+    elif flag.position is not None and flag.position < len(call.args) and \
+            not any(isinstance(a, ast.Starred) for a in call.args):
+        changed = _with_false_at(piece.segment(call), flag.position)
+    else:
+        return None
+    if changed is None:
+        return None
+    name = layer.facts.name.rsplit(".", 1)[-1]
+    message = f"Build this {name} out of place (inplace=False)"
+    others = len(layer.calls) - 1
+    if others > 0:
+        message += (f"; the same instance is called at {others} other place"
+                    f"{'s' if others > 1 else ''}, which stop writing in place too")
+    return Fix(message, (TextEdit(piece.span(call), changed),))
+
+
+def plan_fix(plan: Plan) -> Fix | None:
+    if isinstance(plan, OutOfPlace):
+        return _out_of_place(plan)
+    if isinstance(plan, AugmentedToBinary):
+        piece = plan.place.piece
+        target = piece.segment(plan.node.target)
+        value = plan.node.value
+        right = piece.segment(value)
+        if not isinstance(value, _ATOMS) and not (isinstance(value, ast.Tuple) and
+                                                   right.startswith("(")):
+            right = f"({right})"
+        text = f"{target} = {target} {plan.symbol} {right}"
+        return Fix(f"Compute `{text}` out of place",
+                   (TextEdit(piece.span(plan.node), text),))
+    if isinstance(plan, CloneIfUsedLater):
+        if not _mentions(plan.later, plan.place.piece.segment(plan.root)):
+            return None
+        return plan_fix(CloneFirst(plan.root, plan.place))
+    if isinstance(plan, CloneFirst):
+        piece = plan.place.piece
+        root = piece.segment(plan.root)
+        line = plan.place.statement.lineno
+        indent = _indent(piece.line(line))
+        at = piece.document_line(line)
+        text = f"{root} = {root}.clone()\n{indent}"
+        column = len(indent) + 1
+        return Fix(f"Write into a copy: `{root} = {root}.clone()` first",
+                   (TextEdit(Span(at, column, at, column), text),))
+    if isinstance(plan, DropOut):
+        return _drop_out(plan)
+    if isinstance(plan, MoveAfter):
+        return _move_after(plan)
+    return None
+
+
+def edited_call(piece: Piece, call: ast.Call, edit: CallEdit) -> str | None:
+    """The text of ``call`` after ``edit``."""
+    text = piece.segment(call)
+    if isinstance(edit, Rename):
+        if not isinstance(call.func, ast.Attribute):
+            return None
+        func = piece.segment(call.func)
+        if not func.endswith(call.func.attr) or not text.startswith(func):
+            return None
+        return func[: len(func) - len(call.func.attr)] + edit.name + text[len(func):]
+    try:
+        parsed = cst.parse_expression(text)
+    except (cst.ParserSyntaxError, RecursionError):
+        return None
+    if not isinstance(parsed, cst.Call):
+        return None
+    args = list(parsed.args)
+    for index, arg in enumerate(args):
+        named = arg.keyword is not None and arg.keyword.value == edit.keyword
+        positional = arg.keyword is None and not arg.star and index == edit.position
+        if named or positional:
+            del args[index]
+            break
+    else:
+        return text
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return cst.Module(body=[]).code_for_node(parsed.with_changes(args=args))
+
+
+def _with_false_at(text: str, position: int) -> str | None:
+    try:
+        parsed = cst.parse_expression(text)
+    except (cst.ParserSyntaxError, RecursionError):
+        return None
+    if not isinstance(parsed, cst.Call) or position >= len(parsed.args):
+        return None
+    args = list(parsed.args)
+    args[position] = args[position].with_changes(value=cst.Name("False"))
+    return cst.Module(body=[]).code_for_node(parsed.with_changes(args=args))
+
+
+def _out_of_place(plan: OutOfPlace) -> Fix | None:
+    piece = plan.place.piece
+    small = plan.place.statement
+    replacement = edited_call(piece, plan.call, plan.edit)
+    if replacement is None or plan.rebind is None:
+        return None
+    message = f"Use the out-of-place `{replacement}`"
+    name = piece.segment(plan.rebind)
+    if isinstance(small, ast.Expr) and _chain_starts_with(small.value, plan.call):
+        value = _replaced(piece, small.value, plan.call, replacement)
+        text = f"{name} = {value}"
+        return Fix(f"{message}: `{text}`", (TextEdit(piece.span(small), text),))
+    if isinstance(small, ast.Assign) and _chain_starts_with(small.value, plan.call):
+        targets = [piece.segment(t) for t in small.targets]
+        if name not in targets:
+            targets.append(name)
+        value = _replaced(piece, small.value, plan.call, replacement)
+        text = "".join(f"{t} = " for t in targets) + value
+        return Fix(f"{message}, assigned back to `{name}`",
+                   (TextEdit(piece.span(small), text),))
+    if isinstance(small, ast.Return) and small.value is plan.call and \
+            isinstance(plan.rebind, ast.Name):
+        return Fix(message, (TextEdit(piece.span(plan.call), replacement),))
+    if isinstance(plan.rebind, ast.Name):
+        return Fix(f"{message}, assigned back to `{name}`",
+                   (TextEdit(piece.span(plan.call), f"({name} := {replacement})"),))
+    return None
+
+
+def _replaced(piece: Piece, outer: ast.expr, inner: ast.expr, replacement: str) -> str:
+    """The text of ``outer`` with ``inner`` (which starts where it does) replaced."""
+    whole = piece.segment(outer)
+    return replacement + whole[len(piece.segment(inner)):]
+
+
+def _chain_starts_with(value: ast.expr, call: ast.Call) -> bool:
+    """Whether ``value`` is ``call`` or a chain of method calls on its result."""
+    node: ast.expr = value
+    while True:
+        if node is call:
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            node = node.func.value
+        else:
+            return False
+
+
+def _drop_out(plan: DropOut) -> Fix | None:
+    piece = plan.place.piece
+    small = plan.place.statement
+    target = piece.segment(plan.target)
+    call = edited_call(piece, plan.call, DropArgument("out", None))
+    if call is None:
+        return None
+    if isinstance(small, ast.Expr) and small.value is plan.call:
+        text = f"{target} = {call}"
+    elif isinstance(small, ast.Assign) and small.value is plan.call:
+        text = "".join(f"{piece.segment(t)} = " for t in small.targets) + \
+            f"{target} = {call}"
+    else:
+        return None
+    return Fix(f"Assign the result instead of writing with out=: `{text}`",
+               (TextEdit(piece.span(small), text),))
+
+
+def _move_after(plan: MoveAfter) -> Fix | None:
+    piece = plan.place.piece
+    moved, after = plan.place.statement, plan.after.statement
+    first, last = moved.lineno, moved.end_lineno or moved.lineno
+    after_last = after.end_lineno or after.lineno
+    if _indent(piece.line(first)) != _indent(piece.line(after.lineno)):
+        return None
+    text = "".join(piece.line(n) + "\n" for n in range(first, last + 1))
+    delete = TextEdit(Span(piece.document_line(first), 1, piece.document_line(last + 1), 1),
+                      "")
+    end = piece.document_line(after_last)
+    if piece.has_line_after(after_last):
+        insert = TextEdit(Span(end + 1, 1, end + 1, 1), text)
+    else:
+        column = len(piece.line(after_last)) + 1
+        insert = TextEdit(Span(end, column, end, column), "\n" + text.rstrip("\n"))
+    statement = piece.segment(moved).strip()
+    return Fix(f"Move `{statement}` after the backward at line "
+               f"{piece.document_line(after.lineno)} that still "
+               "needs the parameters it updates (their gradients then include that "
+               "backward's too)", (delete, insert))
+
+
+def _indent(text: str) -> str:
+    return text[: len(text) - len(text.lstrip(" \t"))]
+
+
+def _mentions(statements: tuple[ast.stmt, ...], dotted: str) -> bool:
+    """Whether any of the statements reads ``dotted`` (a name or ``self.x``)."""
+    head = dotted.split(".")[0]
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and node.id == head and dotted == head:
+                return True
+            if isinstance(node, ast.Attribute) and _dotted(node) == dotted:
+                return True
+    return False
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
