@@ -235,8 +235,9 @@ class Summary:
     result: Value
     changes: list[Change]
     reads: Reads
-    # Whether a deeper call was cut short: then the summary holds only where it was made.
-    cut: bool = False
+    # Where a deeper call was cut short outside the function's own recursion (then the
+    # summary holds only where it was made); None: nowhere.
+    cut: int | None = None
 
 
 class Run:
@@ -258,7 +259,7 @@ class Run:
         return found
 
     def finish(self, function: FunctionInfo, result: Value, reads: Reads,
-               cut: bool) -> Summary:
+               cut: int | None) -> Summary:
         return Summary(function, self.placeholders, self.autograd.events,
                        list(self.autograd.findings.values()), result,
                        _changes(self.placeholders, self.before), reads, cut)

@@ -48,7 +48,7 @@ class _Saved:
     place: Place | None
     block: Sequence[ast.stmt]
     reads: Reads
-    cut: bool
+    cut: int | None
 
 
 # How a parameter no argument was given for is filled inside the callee.
@@ -101,7 +101,10 @@ class Calls(State):
         """Apply ``function``'s summary for the values it is given (computed if new)."""
         node = function.node
         if len(self.stack) >= MAX_DEPTH or node in self.stack:
-            self.cut = True
+            # Recursion is cut where it closes: a summary computed inside that loop holds
+            # wherever it is used; one cut by the depth bound holds only where it was made.
+            level = self.stack.index(node) if node in self.stack else -1
+            self.cut = level if self.cut is None else min(self.cut, level)
             return unknown()
         names = decorator_names(node)
         inputs, fills = self._bind(function, args, kwargs, self_value,
@@ -115,7 +118,7 @@ class Calls(State):
         summary = self.cache.entries.get(key)
         if summary is None or summary.function.node is not node:
             summary = self._summarise(function, context, fills, grad)
-            if not summary.cut:
+            if summary.cut is None:
                 self.cache.entries[key] = summary
         else:
             self.reads.update(summary.reads)
@@ -167,7 +170,8 @@ class Calls(State):
         saved = _Saved(self.autograd, self.attr_journal, self.positions, self.place,
                        self.block, self.reads, self.cut)
         self.autograd, self.attr_journal, self.positions = run.autograd, None, []
-        self.place, self.block, self.reads, self.cut = None, (), Reads(), False
+        self.place, self.block, self.reads, self.cut = None, (), Reads(), None
+        level = len(self.stack)
         self.stack.append(function.node)
         reads = self.reads
         try:
@@ -184,7 +188,10 @@ class Calls(State):
         cut = self.cut
         self._restore(saved)
         self.reads.update(reads)
-        self.cut = self.cut or cut
+        if cut is not None and cut >= level:
+            cut = None  # only recursion into this function or deeper: holds anywhere
+        if cut is not None:
+            self.cut = cut if self.cut is None else min(self.cut, cut)
         result = constant(None)
         if frame.returns:
             result = frame.returns[0]

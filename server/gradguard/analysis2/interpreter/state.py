@@ -91,8 +91,9 @@ class State:
     attr_journal: AttrJournal | None = None
     # The statement lists of the current function being run, with the current index.
     positions: list[Position] = field(default_factory=list)
-    # Whether a call was cut short (recursion, depth) since the summary being computed began.
-    cut: bool = False
+    # The lowest stack level a call was cut short at (recursion into it; -1: the depth
+    # bound) since the summary being computed began; None: none was.
+    cut: int | None = None
 
     # -- bounds -----------------------------------------------------------------------
 
