@@ -156,7 +156,9 @@ def test_a_negated_condition_is_evaluated_once_not_once_per_not() -> None:
     assert done == [1]
 
 
-def test_a_literal_python_cannot_convert_is_an_unknown_value_not_a_crash() -> None:
+def test_a_literal_python_cannot_convert_is_the_syntax_error_python_gives() -> None:
     huge = "1" * 5000  # past the 4,300 digits Python turns into an int
-    [hazard] = analyze_source(GATE_WITH_CHECK.replace("g.mul_(2)", f"g.mul_({huge})"))
-    assert hazard.span.line == 9
+    with pytest.raises(SourceError) as raised:
+        analyze_source(GATE_WITH_CHECK.replace("g.mul_(2)", f"g.mul_({huge})"))
+    assert raised.value.line == 9
+    assert "4300 digits" in str(raised.value)

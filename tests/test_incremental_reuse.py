@@ -129,13 +129,21 @@ def test_a_changed_base_class_reruns_the_roots_that_looked_through_it() -> None:
     assert _edit(document, edited) == 2  # class Sub and run_sub
 
 
-def test_a_changed_import_reruns_every_root() -> None:
+def test_an_added_import_no_root_used_reruns_only_the_module_statements() -> None:
     document = _opened()
     edited = SOURCE.replace("import torch.nn as nn\n", "import torch.nn as nn\nimport math\n")
 
-    # What a name means may have changed anywhere: the module's statements, Gen's two
-    # methods, Sub's one, the four functions.
-    assert _edit(document, edited) == 8
+    # Each root records which imported names it looked up: none looked up ``math``.
+    assert _edit(document, edited) == 1
+
+
+def test_a_changed_import_reruns_the_roots_that_used_the_name() -> None:
+    document = _opened()
+    edited = SOURCE.replace("import torch\n", "import numpy as torch\n", 1)
+
+    # The module's statements (which changed), and run, run_sub and calls_missing, the
+    # functions that call torch.randn; not build, nor the methods, which use only ``nn``.
+    assert _edit(document, edited) == 4
 
 
 def test_an_edit_that_changes_nothing_another_root_read_reruns_only_the_edited_one() -> None:

@@ -82,9 +82,9 @@ async def test_an_edit_in_one_method_re_runs_only_that_classs_roots(
     run_root = incremental.run_root
     ran: list[str] = []
 
-    def recording_run_root(program: Any, root: Any) -> Any:
+    def recording_run_root(programs: Any, root: Any, summaries: Any) -> Any:
         ran.append(root.key)
-        return run_root(program, root)
+        return run_root(programs, root, summaries)
 
     monkeypatch.setattr(incremental, "run_root", recording_run_root)
     recorder = Recorder()

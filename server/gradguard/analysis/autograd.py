@@ -1,17 +1,21 @@
 """The autograd model: applying an op's facts to abstract values, and the hazard checks.
 
 This is where saves are recorded and where writes are checked against them; the
-evaluator decides *which* op a piece of code is, this module decides what it does.
+interpreter decides *which* op a piece of code is, this module decides what it does.
+
+While a function's summary is computed (:mod:`gradguard.analysis.summaries`), every
+change to a storage of the function's inputs is also written to ``events``, in order,
+so that a call site can replay it on the caller's own storages.
 """
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
-import libcst as cst
-
-from gradguard.analysis.findings import Finding
+from gradguard.analysis.findings import Finding, Site, better
 from gradguard.analysis.hazard import Confidence
+from gradguard.analysis.syntax import Piece
 from gradguard.analysis.values import (
     NnModule,
     PendingWrite,
@@ -25,12 +29,6 @@ from gradguard.analysis.values import (
 )
 from gradguard.facts.table import Effect
 from gradguard.fixes.plans import MoveAfter, Place, Plan
-
-
-def _better(new: Finding, old: Finding) -> bool:
-    """Of two reports of one hazard, the surer one, then the one with the shorter path."""
-    rank = {"high": 0, "medium": 1}
-    return (rank[new.confidence], len(new.via)) < (rank[old.confidence], len(old.via))
 
 
 def _confidence(*levels: bool | None) -> Confidence | None:
@@ -54,55 +52,111 @@ def _lower(a: Confidence, b: Confidence) -> Confidence:
     return "high" if a == b == "high" else "medium"
 
 
+@dataclass(frozen=True)
+class WriteEvent:
+    storage: Storage
+    piece: Piece
+    node: ast.AST
+    op: str
+    confidence: Confidence
+    place: Place | None
+    layer: NnModule | None
+    plan: Plan | None
+    via: tuple[Site, ...]
+
+
+@dataclass(frozen=True)
+class BackwardEvent:
+    piece: Piece
+    node: ast.AST
+    retain: bool
+    place: Place | None
+    # The loss whose graph it runs over (None: unknown, every save is in it).
+    loss: Value | None
+    via: tuple[Site, ...]
+
+
+# ("save" | "unsave" | "resave", storage, save), a write, or a backward.
+Event = tuple[str, Storage, Save] | WriteEvent | BackwardEvent
+
+
 @dataclass
 class Autograd:
     grad_enabled: bool = True
     findings: dict[tuple[object, ...], Finding] = field(default_factory=dict)
     storages: list[Storage] = field(default_factory=list)
-    via: tuple[cst.CSTNode, ...] = ()
+    via: tuple[Site, ...] = ()
     # The rewrite that would remove a hazard found at the current write, if one is safe.
     plan: Plan | None = None
     # Saves made since a branch began, so that the other branch can run without them.
     journal: list[tuple[Storage, Save]] | None = None
+    # While a summary is computed: the ids of its inputs' storages, and what befell them.
+    inputs: set[int] | None = None
+    events: list[Event] = field(default_factory=list)
 
     def new_storage(self, leaf: bool = False, param: bool = False) -> Storage:
         storage = Storage(leaf=leaf, param=param)
         self.storages.append(storage)
         return storage
 
-    def fresh(self, requires_grad: bool | None, desc: str) -> Value:
-        return Value("tensor", (self.new_storage(),), requires_grad, desc=desc)
+    def fresh(self, requires_grad: bool | None) -> Value:
+        return Value("tensor", (self.new_storage(),), requires_grad)
 
     def report(self, finding: Finding) -> None:
         key = finding.key()
         known = self.findings.get(key)
-        if known is None or _better(finding, known):
+        if known is None or better(finding, known):
             self.findings[key] = finding
+
+    def _recorded(self, storage: Storage) -> bool:
+        return self.inputs is not None and id(storage) in self.inputs
+
+    # -- saves ------------------------------------------------------------------------
+
+    def add_save(self, storage: Storage, save: Save) -> None:
+        storage.saves.append(save)
+        if self.journal is not None:
+            self.journal.append((storage, save))
+        if self._recorded(storage):
+            self.events.append(("save", storage, save))
+
+    def take_back(self, storage: Storage, save: Save) -> None:
+        """A branch's save hidden while the other branch runs."""
+        if save in storage.saves:
+            storage.saves.remove(save)
+            if self._recorded(storage):
+                self.events.append(("unsave", storage, save))
+
+    def give_back(self, storage: Storage, save: Save) -> None:
+        storage.saves.append(save)
+        if self._recorded(storage):
+            self.events.append(("resave", storage, save))
 
     # -- applying facts -------------------------------------------------------------
 
     def apply(
         self,
         effect: Effect,
-        node: cst.CSTNode,
+        piece: Piece,
+        node: ast.AST,
         op: str,
         inputs: list[Value],
         layer: NnModule | None = None,
-        output_save_node: cst.CSTNode | None = None,
+        output_save: Site | None = None,
     ) -> Value:
         """Run one op: check its write, record its saves, return its output."""
         first = inputs[0] if inputs else None
         other = inputs[1] if len(inputs) > 1 else None
         graph = any_grad(inputs) if self.grad_enabled else False
         if effect.writes and first is not None:
-            self.write(first, node, op, layer=layer)
-        output = self._output(effect, first, graph, op)
+            self.write(first, piece, node, op, layer=layer)
+        output = self._output(effect, first, graph)
         if output is first and first is not None:
             first.history = first.history + tuple(v for v in inputs[1:] if v is not first)
         elif effect.differentiable:
             output.history = tuple(inputs)  # detach() and argmax() start a new lineage
         if graph is not False:
-            save_node = output_save_node or node
+            save_piece, save_node = output_save or (piece, node)
             aten = _backward_name(effect, op)
             for role, condition in effect.saves.items():
                 target = {"input": first, "other": other, "output": output}.get(role)
@@ -115,10 +169,8 @@ class Autograd:
                 if confidence is None:
                     continue
                 for storage in target.storages:
-                    save = Save(save_node, f"{op}|{aten}", role, confidence, output)
-                    storage.saves.append(save)
-                    if self.journal is not None:
-                        self.journal.append((storage, save))
+                    self.add_save(storage, Save(save_piece, save_node, f"{op}|{aten}", role,
+                                                confidence, output))
         return output
 
     @staticmethod
@@ -130,9 +182,7 @@ class Autograd:
             return False
         return subject.requires_grad
 
-    def _output(
-        self, effect: Effect, first: Value | None, graph: bool | None, op: str
-    ) -> Value:
+    def _output(self, effect: Effect, first: Value | None, graph: bool | None) -> Value:
         grad = graph if effect.differentiable else False
         if effect.returns == "input" and first is not None:
             if grad is True:
@@ -141,10 +191,10 @@ class Autograd:
         if effect.returns in ("view", "views") and first is not None and is_tensorish(first):
             if effect.returns == "views":
                 # A tuple of views; each element is found when it is unpacked or indexed.
-                return Value("list", items=None, desc=op, storages=first.storages,
-                             requires_grad=grad, view="multi")
-            return Value("tensor", first.storages, grad, view=self._view_kind(first), desc=op)
-        return self.fresh(grad, op)
+                return Value("list", storages=first.storages, requires_grad=grad,
+                             view="multi")
+            return Value("tensor", first.storages, grad, view=self._view_kind(first))
+        return self.fresh(grad)
 
     def _view_kind(self, base: Value) -> ViewKind:
         # The cheap test first: a value joined in a loop can hold hundreds of storages.
@@ -161,7 +211,8 @@ class Autograd:
     def write(
         self,
         target: Value,
-        node: cst.CSTNode,
+        piece: Piece,
+        node: ast.AST,
         op: str,
         layer: NnModule | None = None,
         confidence: Confidence = "high",
@@ -170,41 +221,39 @@ class Autograd:
         """An in-place write to ``target``: report what it breaks."""
         if not is_tensorish(target):
             return
-        if self.grad_enabled and self._check_leaf_and_views(target, node, op, layer,
+        if self.grad_enabled and self._check_leaf_and_views(target, piece, node, op, layer,
                                                             confidence):
             # Autograd raises at the write itself; nothing after it happens.
             return
         for storage in target.storages:
-            live = list(storage.saves)
-            if live and storage.param:
-                # Any one save made for sure makes the later backward fail for sure.
-                surest: Confidence = "high" if any(s.confidence == "high" for s in live) \
-                    else "medium"
-                level = _lower(confidence, surest)
-                storage.pending.append(PendingWrite(node, op, live, level, place))
-            elif live:
-                for save in live:
-                    self.report(
-                        Finding(
-                            "GG001",
-                            node,
-                            op,
-                            _lower(confidence, save.confidence),
-                            (save,),
-                            via=self.via,
-                            layer=layer,
-                            plan=self.plan,
-                        )
-                    )
+            self.write_one(storage, piece, node, op, layer, confidence, place)
 
-    def _check_leaf_and_views(
-        self,
-        target: Value,
-        node: cst.CSTNode,
-        op: str,
-        layer: NnModule | None,
-        confidence: Confidence,
-    ) -> bool:
+    def write_one(self, storage: Storage, piece: Piece, node: ast.AST, op: str,
+                  layer: NnModule | None, confidence: Confidence,
+                  place: Place | None) -> None:
+        if self._recorded(storage):
+            self.events.append(WriteEvent(storage, piece, node, op, confidence, place,
+                                          layer, self.plan, self.via))
+        self.write_storage(storage, piece, node, op, layer, confidence, place)
+
+    def write_storage(self, storage: Storage, piece: Piece, node: ast.AST, op: str,
+                      layer: NnModule | None, confidence: Confidence,
+                      place: Place | None) -> None:
+        live = list(storage.saves)
+        if live and storage.param:
+            # Any one save made for sure makes the later backward fail for sure.
+            surest: Confidence = "high" if any(s.confidence == "high" for s in live) \
+                else "medium"
+            storage.pending.append(PendingWrite(piece, node, op, live,
+                                                _lower(confidence, surest), place))
+        else:
+            for save in live:
+                self.report(Finding("GG001", piece, node, op,
+                                    _lower(confidence, save.confidence), (save,),
+                                    via=self.via, layer=layer, plan=self.plan))
+
+    def _check_leaf_and_views(self, target: Value, piece: Piece, node: ast.AST, op: str,
+                              layer: NnModule | None, confidence: Confidence) -> bool:
         """Report a write autograd refuses outright; True when there was one."""
         grad = target.requires_grad
         if target.view == "nograd":
@@ -223,7 +272,7 @@ class Autograd:
         # A leaf, or a view of one, is to be written under no_grad or not at all: which
         # one the code meant is not for a fix to guess. Other views can be rebuilt.
         plan = self.plan if detail in ("multi", "nograd") else None
-        self.report(Finding(code, node, op, level, detail=detail, via=self.via,
+        self.report(Finding(code, piece, node, op, level, detail=detail, via=self.via,
                             layer=layer if code == "GG003" else None, plan=plan))
         return True
 
@@ -233,13 +282,15 @@ class Autograd:
             storage.saves.clear()
             storage.pending.clear()
 
-    def backward(self, node: cst.CSTNode, retain: bool, place: Place | None = None,
+    def backward(self, piece: Piece, node: ast.AST, retain: bool, place: Place | None = None,
                  loss: Value | None = None) -> None:
         """A backward from ``loss``: report parameter writes it trips over, free its graph.
 
         Only the saves of ops ``loss`` was computed from belong to its graph; without a
         known history (a loss from an unknown call) every save is taken to.
         """
+        if self.inputs is not None:
+            self.events.append(BackwardEvent(piece, node, retain, place, loss, self.via))
         reached = ancestry(loss) if loss is not None and loss.history else None
 
         def in_graph(save: Save) -> bool:
@@ -248,6 +299,8 @@ class Autograd:
         # One finding a write: optimizer.step() updates many parameters at once.
         by_write: dict[int, list[PendingWrite]] = {}
         for storage in self.storages:
+            if not storage.pending:
+                continue
             kept = []
             for pending in storage.pending:
                 if any(in_graph(save) for save in pending.saves):
@@ -267,8 +320,9 @@ class Autograd:
             if first.place is not None and place is not None and \
                     first.place.block is place.block and first.place.index < place.index:
                 plan = MoveAfter(first.place, place)
-            self.report(Finding("GG004", first.node, first.op, first.confidence,
+            self.report(Finding("GG004", first.piece, first.node, first.op, first.confidence,
                                 saves, via=self.via, plan=plan))
         if not retain:
             for storage in self.storages:
-                storage.saves[:] = [save for save in storage.saves if not in_graph(save)]
+                if storage.saves:
+                    storage.saves[:] = [save for save in storage.saves if not in_graph(save)]

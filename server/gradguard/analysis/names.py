@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import libcst as cst
+import ast
 
 # Used when a snippet has no imports (a half-typed file, a pasted cell): the names
 # PyTorch code conventionally uses.
@@ -14,47 +14,39 @@ CONVENTIONAL_ALIASES = {
 }
 
 
-def dotted_name(node: cst.BaseExpression) -> str | None:
+def dotted_name(node: ast.AST) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if not isinstance(node, ast.Name):
         return None
-    parts.append(node.value)
+    parts.append(node.id)
     return ".".join(reversed(parts))
 
 
-def _module_name(node: cst.BaseExpression) -> str:
-    name = dotted_name(node)
-    return name or ""
+def imported_names(statement: ast.stmt) -> list[tuple[str, str]]:
+    """(local name, qualified name) of each name an import statement binds, in order.
 
-
-def imported_names(statement: cst.BaseStatement) -> list[tuple[str, str]]:
-    """(local name, qualified name) of each name a top-level statement imports, in order."""
+    A relative import keeps its leading dots (``from .models import Net`` gives
+    ``.models.Net``): the project resolves them against the importing file.
+    """
     names: list[tuple[str, str]] = []
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return names
-    for small in statement.body:
-        if isinstance(small, cst.Import):
-            for alias in small.names:
-                full = _module_name(alias.name)
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    names.append((alias.asname.name.value, full))
-                else:
-                    top = full.split(".")[0]
-                    names.append((top, top))
-        elif isinstance(small, cst.ImportFrom) and small.module is not None:
-            if small.relative or isinstance(small.names, cst.ImportStar):
+    if isinstance(statement, ast.Import):
+        for alias in statement.names:
+            if alias.asname is not None:
+                names.append((alias.asname, alias.name))
+            else:
+                top = alias.name.split(".")[0]
+                names.append((top, top))
+    elif isinstance(statement, ast.ImportFrom):
+        base = "." * statement.level + (statement.module or "")
+        for alias in statement.names:
+            if alias.name == "*":
                 continue
-            base = _module_name(small.module)
-            for alias in small.names:
-                name = _module_name(alias.name)
-                local = name
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    local = alias.asname.name.value
-                names.append((local, f"{base}.{name}"))
+            qualified = f"{base}.{alias.name}" if statement.module else f"{base}{alias.name}"
+            names.append((alias.asname or alias.name, qualified))
     return names
 
 

@@ -1,128 +1,210 @@
-"""The index of one module: its imports, classes and functions, found without analysis."""
+"""The index of one module: its imports, classes, functions and script statements.
+
+Definitions found in other files of the project are reached through
+``Program.project`` (:mod:`gradguard.analysis.project`); a program alone knows only
+its own file.
+"""
 
 from __future__ import annotations
 
+import ast
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import libcst as cst
+from gradguard.analysis.names import CONVENTIONAL_ALIASES, dotted_name, imported_names, qualify
+from gradguard.analysis.syntax import Piece
 
-from gradguard.analysis.names import (
-    CONVENTIONAL_ALIASES,
-    dotted_name,
-    imported_names,
-    qualify,
-)
+if TYPE_CHECKING:
+    from gradguard.analysis.project import Project
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-@dataclass
+@dataclass(eq=False)
+class FunctionInfo:
+    node: FunctionNode
+    piece: Piece
+    program: Program
+    # Defined inside another function (a closure the analysis runs like a method).
+    nested: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+
+@dataclass(eq=False)
 class ClassInfo:
     name: str
-    node: cst.ClassDef
-    bases: list[str]
-    methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
-    staticmethods: set[str] = field(default_factory=set)
+    node: ast.ClassDef
+    program: Program
+    bases: tuple[str, ...]  # qualified through the module's imports
+    methods: dict[str, FunctionInfo] = field(default_factory=dict)
+    staticmethods: frozenset[str] = frozenset()
+
+
+Definition = ClassInfo | FunctionInfo
 
 
 @dataclass
 class Reads:
-    """What one interpretation looked up in the program, and what it found.
+    """What an analysis looked up in programs, and what it found then.
 
     Its results hold as long as every lookup would find the same again: the same
     function and method nodes (or still none), the same base classes.
+    Keys: (path, "class" | "function", name) or (path, "method", class, name).
     """
 
-    classes: dict[str, tuple[str, ...] | None] = field(default_factory=dict)
-    functions: dict[str, cst.FunctionDef | None] = field(default_factory=dict)
-    # (class, name) -> the method the class itself defines under that name, if any.
-    methods: dict[tuple[str, str], cst.FunctionDef | None] = field(default_factory=dict)
+    found: dict[tuple[str, ...], object] = field(default_factory=dict)
 
-    def names(self) -> frozenset[str]:
-        """Every class and function name a lookup asked for."""
-        return frozenset(self.classes) | frozenset(self.functions) | \
-            frozenset(class_name for class_name, _ in self.methods)
+    def names(self) -> frozenset[tuple[str, str]]:
+        """(path, class or function name) of every lookup."""
+        return frozenset((key[0], key[2]) for key in self.found)
 
-    def still_hold(self, program: Program) -> bool:
-        for name, bases in self.classes.items():
-            info = program.classes.get(name)
-            if (None if info is None else tuple(info.bases)) != bases:
-                return False
-        for name, function in self.functions.items():
-            if program.functions.get(name) is not function:
-                return False
-        for (class_name, name), method in self.methods.items():
-            info = program.classes.get(class_name)
-            if info is None or info.methods.get(name) is not method:
-                return False
-        return True
+    def paths(self) -> frozenset[str]:
+        return frozenset(key[0] for key in self.found)
+
+    def update(self, other: Reads) -> None:
+        self.found.update(other.found)
+
+    def still_hold(self, programs: Mapping[str, Program]) -> bool:
+        # Bases compare by value, nodes by identity (ast nodes have no __eq__).
+        return all(_look(programs.get(key[0]), key) == seen
+                   for key, seen in self.found.items())
 
 
-@dataclass
+def _look(program: Program | None, key: tuple[str, ...]) -> object:
+    if program is None:
+        return None
+    kind = key[1]
+    if kind == "alias":
+        return program.aliases.get(key[2])
+    if kind == "module":
+        project = program.project
+        return None if project is None else project.module_file(key[0], key[2])
+    if kind == "class":
+        info = program.classes.get(key[2])
+        return None if info is None else info.bases
+    if kind == "function":
+        function = program.functions.get(key[2])
+        return None if function is None else function.node
+    info = program.classes.get(key[2])
+    method = None if info is None else info.methods.get(key[3])
+    return None if method is None else method.node
+
+
+@dataclass(eq=False)
 class Program:
-    statements: list[cst.BaseStatement]
+    path: str
+    # Module-level statements other than definitions, each with the piece holding it.
+    statements: list[tuple[Piece, ast.stmt]]
     aliases: dict[str, str]
     classes: dict[str, ClassInfo]
-    functions: dict[str, cst.FunctionDef]
+    functions: dict[str, FunctionInfo]
+    project: Project | None = None
 
-    def qualify(self, node: cst.BaseExpression) -> str | None:
+    def qualify(self, node: ast.AST, reads: Reads | None = None) -> str | None:
         name = dotted_name(node)
-        return None if name is None else qualify(name, self.aliases)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        full = self.alias(head, reads)
+        if full is None:
+            return name
+        return f"{full}.{rest}" if rest else full
+
+    def alias(self, name: str, reads: Reads | None = None) -> str | None:
+        """What an imported name stands for (recorded: an import can change it)."""
+        found = self.aliases.get(name)
+        if reads is not None:
+            reads.found[(self.path, "alias", name)] = found
+        return found
+
+    # -- lookups (each recorded in ``reads``) -------------------------------------------
 
     def class_info(self, name: str, reads: Reads | None = None) -> ClassInfo | None:
+        """A class by the name this module uses for it (its own, or imported)."""
         info = self.classes.get(name)
         if reads is not None:
-            reads.classes[name] = None if info is None else tuple(info.bases)
+            reads.found[(self.path, "class", name)] = None if info is None else info.bases
+        if info is None and self.project is not None and name in self.aliases:
+            found = self.project.resolve(self, self.aliases[name], reads)
+            return found if isinstance(found, ClassInfo) else None
         return info
 
-    def function(self, name: str, reads: Reads | None = None) -> cst.FunctionDef | None:
+    def function(self, name: str, reads: Reads | None = None) -> FunctionInfo | None:
         function = self.functions.get(name)
         if reads is not None:
-            reads.functions[name] = function
+            reads.found[(self.path, "function", name)] = \
+                None if function is None else function.node
+        if function is None and self.project is not None and name in self.aliases:
+            found = self.project.resolve(self, self.aliases[name], reads)
+            return found if isinstance(found, FunctionInfo) else None
         return function
 
-    def is_module_class(self, name: str, reads: Reads | None = None,
-                        seen: frozenset[str] = frozenset()) -> bool:
-        info = self.class_info(name, reads)
-        if info is None or name in seen:
-            return False
-        for base in info.bases:
-            if base.startswith("torch.nn."):
-                return True
-            if self.is_module_class(base, reads, seen | {name}):
-                return True
+    def definition(self, qualified: str, reads: Reads | None = None) -> Definition | None:
+        """A class or function of the project by qualified name (``models.Net``)."""
+        if self.project is None:
+            return None
+        return self.project.resolve(self, qualified, reads)
+
+    def base_class(self, info: ClassInfo, base: str,
+                   reads: Reads | None = None) -> ClassInfo | None:
+        program = info.program
+        local = program.classes.get(base)
+        if reads is not None:
+            reads.found[(program.path, "class", base)] = None if local is None else local.bases
+        if local is not None:
+            return local
+        found = program.definition(base, reads)
+        return found if isinstance(found, ClassInfo) else None
+
+    def is_module_class(self, info: ClassInfo, reads: Reads | None = None) -> bool:
+        seen: set[int] = set()
+        todo = [info]
+        while todo:
+            current = todo.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            for base in current.bases:
+                if base.startswith("torch.nn."):
+                    return True
+                found = self.base_class(current, base, reads)
+                if found is not None:
+                    todo.append(found)
         return False
 
-    def method(
-        self, class_name: str, name: str, visited: set[str] | None = None,
-        reads: Reads | None = None,
-    ) -> tuple[ClassInfo, cst.FunctionDef] | None:
-        """A method looked up through the class and its in-file bases."""
-        seen: set[str] = set()
-        todo = [class_name]
+    def method(self, info: ClassInfo, name: str,
+               reads: Reads | None = None) -> tuple[ClassInfo, FunctionInfo] | None:
+        """A method looked up through the class and its bases in the project."""
+        seen: set[int] = set()
+        todo = [info]
         while todo:
             current = todo.pop(0)
-            if current in seen:
+            if id(current) in seen:
                 continue
-            info = self.class_info(current, reads)
-            if info is None:
-                continue
-            seen.add(current)
-            if visited is not None:
-                visited.add(current)
-            found = info.methods.get(name)
+            seen.add(id(current))
+            found = current.methods.get(name)
             if reads is not None:
-                reads.methods[(current, name)] = found
+                path = current.program.path
+                reads.found[(path, "class", current.name)] = current.bases
+                reads.found[(path, "method", current.name, name)] = \
+                    None if found is None else found.node
             if found is not None:
-                return info, found
-            todo.extend(info.bases)
+                return current, found
+            for base in current.bases:
+                base_info = self.base_class(current, base, reads)
+                if base_info is not None:
+                    todo.append(base_info)
         return None
 
 
-def _decorator_names(node: cst.FunctionDef) -> list[str]:
+def decorator_names(node: FunctionNode) -> list[str]:
     names = []
-    for decorator in node.decorators:
-        expr = decorator.decorator
-        if isinstance(expr, cst.Call):
-            expr = expr.func
+    for decorator in node.decorator_list:
+        expr = decorator.func if isinstance(decorator, ast.Call) else decorator
         names.append(dotted_name(expr) or "")
     return names
 
@@ -135,47 +217,57 @@ class StatementIndex:
     imports: tuple[tuple[str, str], ...] = ()
     class_name: str | None = None
     bases: tuple[str, ...] = ()  # dotted, as written
-    methods: tuple[tuple[str, cst.FunctionDef], ...] = ()
+    methods: tuple[tuple[str, FunctionNode], ...] = ()
     staticmethods: frozenset[str] = frozenset()
-    function: cst.FunctionDef | None = None
+    function: FunctionNode | None = None
 
 
-def index_statement(statement: cst.BaseStatement) -> StatementIndex:
-    if isinstance(statement, cst.ClassDef):
-        bases = tuple(name for name in (dotted_name(arg.value) for arg in statement.bases)
+def index_statement(statement: ast.stmt) -> StatementIndex:
+    if isinstance(statement, ast.ClassDef):
+        bases = tuple(name for name in (dotted_name(base) for base in statement.bases)
                       if name is not None)
-        methods = tuple((item.name.value, item) for item in statement.body.body
-                        if isinstance(item, cst.FunctionDef))
+        methods = tuple((item.name, item) for item in statement.body
+                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
         static = frozenset(name for name, item in methods
-                           if "staticmethod" in _decorator_names(item))
-        return StatementIndex(class_name=statement.name.value, bases=bases, methods=methods,
+                           if "staticmethod" in decorator_names(item))
+        return StatementIndex(class_name=statement.name, bases=bases, methods=methods,
                               staticmethods=static)
-    if isinstance(statement, cst.FunctionDef):
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return StatementIndex(function=statement)
     return StatementIndex(imports=tuple(imported_names(statement)))
 
 
-def build_program(statements: list[cst.BaseStatement],
-                  indexes: list[StatementIndex] | None = None) -> Program:
-    """Index top-level statements (of one module, or of a document's blocks in order);
-    ``indexes`` are the statements' own, if known already."""
+def build_program(
+    path: str,
+    statements: Iterable[tuple[Piece, ast.stmt]],
+    indexes: list[StatementIndex] | None = None,
+    method_pieces: Mapping[ast.AST, Piece] | None = None,
+    project: Project | None = None,
+) -> Program:
+    """Index top-level statements (of one module, or of a document's blocks in order).
+
+    ``indexes`` are the statements' own, if known already; ``method_pieces`` says which
+    piece holds a method when it is not its class's (an editor reparses methods apart).
+    """
+    entries = list(statements)
     if indexes is None:
-        indexes = [index_statement(statement) for statement in statements]
+        indexes = [index_statement(statement) for _, statement in entries]
     aliases = dict(CONVENTIONAL_ALIASES)
     for index in indexes:
         aliases.update(index.imports)
-    classes: dict[str, ClassInfo] = {}
-    functions: dict[str, cst.FunctionDef] = {}
-    for statement, index in zip(statements, indexes, strict=True):
-        if index.class_name is not None and isinstance(statement, cst.ClassDef):
-            info = ClassInfo(index.class_name, statement,
-                             [qualify(base, aliases) for base in index.bases],
-                             dict(index.methods), set(index.staticmethods))
-            classes[info.name] = info
+    program = Program(path, [], aliases, {}, {}, project)
+    pieces = method_pieces or {}
+    for (piece, statement), index in zip(entries, indexes, strict=True):
+        if index.class_name is not None and isinstance(statement, ast.ClassDef):
+            info = ClassInfo(index.class_name, statement, program,
+                             tuple(qualify(base, aliases) for base in index.bases),
+                             staticmethods=index.staticmethods)
+            info.methods = {name: FunctionInfo(node, pieces.get(node, piece), program)
+                            for name, node in index.methods}
+            program.classes[info.name] = info
         elif index.function is not None:
-            functions[index.function.name.value] = index.function
-    return Program(list(statements), aliases, classes, functions)
-
-
-def decorator_names(node: cst.FunctionDef) -> list[str]:
-    return _decorator_names(node)
+            program.functions[index.function.name] = FunctionInfo(index.function, piece,
+                                                                  program)
+        elif not isinstance(statement, ast.ClassDef):
+            program.statements.append((piece, statement))
+    return program

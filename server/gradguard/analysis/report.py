@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
-import libcst as cst
-from libcst.metadata import CodeRange
-
 from gradguard.analysis.findings import Finding
-from gradguard.analysis.hazard import Fix, Hazard, Related, Severity, Span
+from gradguard.analysis.hazard import Fix, Hazard, Related, Severity
 from gradguard.analysis.values import Save
-from gradguard.fixes.render import layer_fix, plan_fix, spans_from
+from gradguard.fixes.render import layer_fix, plan_fix
 
 ROLE_WORDS = {
     "output": "the output of",
@@ -31,16 +26,6 @@ VIEW_WORDS = {
 }
 
 
-def span_of(ranges: Mapping[cst.CSTNode, CodeRange], node: cst.CSTNode) -> Span:
-    code_range = ranges[node]
-    return Span(
-        code_range.start.line,
-        code_range.start.column + 1,
-        code_range.end.line,
-        code_range.end.column + 1,
-    )
-
-
 def _saver(save: Save) -> tuple[str, str]:
     label, _, aten = save.op.partition("|")
     return label, aten or label
@@ -58,20 +43,23 @@ def _severity(finding: Finding) -> Severity:
     return "error" if finding.confidence == "high" else "warning"
 
 
-def to_hazard(finding: Finding, ranges: Mapping[cst.CSTNode, CodeRange],
-              lines: Sequence[str]) -> Hazard:
-    span = span_of(ranges, finding.node)
+def to_hazard(finding: Finding) -> Hazard:
+    span = finding.piece.span(finding.node)
     related: list[Related] = []
     if finding.code in ("GG001", "GG004"):
         parts = []
         for save in finding.saves:
             label, aten = _saver(save)
-            save_span = span_of(ranges, save.node)
+            save_span = save.piece.span(save.node)
             words = ROLE_WORDS.get(save.role, "a tensor saved by")
-            parts.append(f"{words} {code(label)} at line {save_span.line}, which {aten}'s "
+            where = f"line {save_span.line}"
+            if save.piece.path != finding.piece.path:
+                where = f"{save.piece.path}:{save_span.line}"
+            parts.append(f"{words} {code(label)} at {where}, which {aten}'s "
                          "backward needs")
             noun = ROLE_NOUNS.get(save.role, "a tensor")
-            related.append(Related(save_span, f"{code(label)} saves {noun} here for backward"))
+            related.append(Related(save_span, f"{code(label)} saves {noun} here for backward",
+                                   _other(save.piece.path, finding.piece.path)))
         what = "; ".join(parts)
         if finding.code == "GG001":
             message = f"{code(finding.op)} overwrites {what}"
@@ -93,22 +81,29 @@ def to_hazard(finding: Finding, ranges: Mapping[cst.CSTNode, CodeRange],
         message = f"{code(finding.op)} writes in place into {view}"
     if finding.confidence == "medium":
         message += " (if these tensors require grad)"
-    if finding.layer is not None and finding.layer.node is not finding.node:
-        related.append(Related(span_of(ranges, finding.layer.node),
-                               "the in-place layer is defined here"))
-    for call in finding.via:
-        related.append(Related(span_of(ranges, call), "reached through this call"))
+    layer = finding.layer
+    if layer is not None and layer.node is not finding.node:
+        related.append(Related(layer.piece.span(layer.node),
+                               "the in-place layer is defined here",
+                               _other(layer.piece.path, finding.piece.path)))
+    for piece, call in finding.via:
+        related.append(Related(piece.span(call), "reached through this call",
+                               _other(piece.path, finding.piece.path)))
     return Hazard(finding.code, span, message, _severity(finding), finding.confidence,
-                  tuple(related), _fix(finding, ranges, lines))
+                  tuple(related), _fix(finding))
 
 
-def _fix(finding: Finding, ranges: Mapping[cst.CSTNode, CodeRange],
-         lines: Sequence[str]) -> Fix | None:
-    spans = spans_from(ranges)
-    try:
-        fix = plan_fix(finding.plan, spans, lines) if finding.plan is not None else None
-        if fix is None and finding.layer is not None:
-            fix = layer_fix(finding.layer, spans)
-        return fix
-    except KeyError:
-        return None  # a node outside the text analysed (a stale block): no edit is safe
+def _other(path: str, home: str) -> str | None:
+    """The file a related location is in, when it is not the hazard's own."""
+    return None if path == home else path
+
+
+def _fix(finding: Finding) -> Fix | None:
+    fix = plan_fix(finding.plan) if finding.plan is not None else None
+    if fix is None and finding.layer is not None and \
+            finding.layer.piece.path == finding.piece.path:
+        fix = layer_fix(finding.layer)
+    if fix is not None and finding.plan is not None and \
+            finding.plan.place.piece.path != finding.piece.path:
+        return None  # an edit in another file than the one reported on
+    return fix

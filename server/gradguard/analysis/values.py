@@ -7,14 +7,16 @@ a write through any view bumps the version every saved view of it is checked aga
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
-from typing import Literal
-
-import libcst as cst
+from typing import TYPE_CHECKING, Literal
 
 from gradguard.analysis.hazard import Confidence
+from gradguard.analysis.syntax import Piece
 from gradguard.facts.table import ModuleFacts
-from gradguard.fixes.plans import Place
+
+if TYPE_CHECKING:
+    from gradguard.fixes.plans import Place
 
 Kind = Literal["tensor", "unknown", "module", "optimizer", "list", "const", "function"]
 ViewKind = Literal["view", "multi", "leaf", "nograd"]
@@ -24,7 +26,8 @@ ViewKind = Literal["view", "multi", "leaf", "nograd"]
 class Save:
     """A tensor autograd keeps for backward: which op saved it, and where."""
 
-    node: cst.CSTNode
+    piece: Piece
+    node: ast.AST
     op: str
     role: str
     confidence: Confidence
@@ -36,7 +39,8 @@ class Save:
 class PendingWrite:
     """A write to saved parameters, reported only if a later backward needs them."""
 
-    node: cst.CSTNode
+    piece: Piece
+    node: ast.AST
     op: str
     saves: list[Save]
     confidence: Confidence
@@ -55,9 +59,10 @@ class Storage:
 class NnModule:
     facts: ModuleFacts
     inplace: bool | None
-    node: cst.CSTNode
+    piece: Piece
+    node: ast.AST
     # Every call site of this instance seen so far (a fix to its constructor reaches all).
-    calls: set[cst.CSTNode] = field(default_factory=set)
+    calls: set[ast.AST] = field(default_factory=set)
     # Built so that it returns its input untouched (``nn.Dropout(0.0)``).
     identity: bool = False
 
@@ -65,11 +70,15 @@ class NnModule:
 @dataclass(eq=False)
 class Sequential:
     items: list[Value]
-    node: cst.CSTNode
+    piece: Piece
+    node: ast.AST
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, frozen=True)
 class UserModule:
+    """An instance of a class of the project: found again by its file and name."""
+
+    path: str
     class_name: str
 
 
@@ -87,12 +96,12 @@ class Value:
     storages: tuple[Storage, ...] = ()
     requires_grad: bool | None = None
     view: ViewKind | None = None
-    desc: str = ""
     const: object = None
     items: list[Value] | None = None
     spec: ModuleSpec | None = None
     attrs: dict[str, Value] | None = None
     params: Storage | None = None
+    # A torch or project name this function value stands for.
     name: str = ""
     # Which modules an optimizer updates.
     updates: list[Value] | None = None
@@ -107,16 +116,12 @@ class Value:
 UNKNOWN_CONST = object()
 
 
-def unknown(desc: str = "") -> Value:
-    return Value("unknown", (Storage(),), None, desc=desc)
+def unknown() -> Value:
+    return Value("unknown", (Storage(),), None)
 
 
 def constant(value: object) -> Value:
     return Value("const", const=value)
-
-
-def tensor(requires_grad: bool | None, desc: str, storage: Storage | None = None) -> Value:
-    return Value("tensor", (storage or Storage(),), requires_grad, desc=desc)
 
 
 def is_tensorish(value: Value) -> bool:
@@ -137,9 +142,9 @@ def join(a: Value, b: Value) -> Value:
         storages = tuple(dict.fromkeys(a.storages + b.storages))
         view = a.view if a.view == b.view else None
         kind: Kind = "tensor" if a.kind == b.kind == "tensor" else "unknown"
-        return Value(kind, storages, merge_grad(a.requires_grad, b.requires_grad), view, a.desc,
+        return Value(kind, storages, merge_grad(a.requires_grad, b.requires_grad), view,
                      history=(a, b))
-    return unknown(a.desc)
+    return unknown()
 
 
 def any_grad(values: list[Value]) -> bool | None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gradguard.analysis.analyze import Selection, SourceError, analyze_source, parse
+from gradguard.analysis.analyze import Selection, analyze_source
 from gradguard.analysis.hazard import Fix, Hazard, TextEdit
+from gradguard.analysis.syntax import SourceError, parse
 
 MAX_ROUNDS = 5
 

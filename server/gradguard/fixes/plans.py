@@ -1,37 +1,57 @@
 """What a fix will do, decided where the analysis knows the code: which rewrite, where.
 
-A plan holds libcst nodes; :mod:`gradguard.fixes.render` turns it into text edits once
-positions are known. Plans are made only where the rewrite keeps what the code computes.
+A plan holds ast nodes and the piece they were parsed in; :mod:`gradguard.fixes.render`
+turns it into text edits. Plans are made only where the rewrite keeps what the code
+computes.
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import libcst as cst
+from gradguard.analysis.syntax import Piece
 
 
 @dataclass(frozen=True, eq=False)
 class Place:
-    """A small statement, the line holding it, and the statement list holding the line."""
+    """A statement, the statement list holding it, and the piece it was parsed in."""
 
-    small: cst.BaseSmallStatement
-    line: cst.SimpleStatementLine
-    block: Sequence[cst.CSTNode]
+    statement: ast.stmt
+    block: Sequence[ast.stmt]
+    piece: Piece
 
     @property
     def index(self) -> int:
-        return next(i for i, s in enumerate(self.block) if s is self.line)
+        return next(i for i, s in enumerate(self.block) if s is self.statement)
+
+
+@dataclass(frozen=True)
+class Rename:
+    """The call's method renamed: ``x.add_(y)`` -> ``x.add(y)``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class DropArgument:
+    """The call without one argument (by keyword, else by position)."""
+
+    keyword: str | None
+    position: int | None
+
+
+CallEdit = Rename | DropArgument
 
 
 @dataclass(frozen=True, eq=False)
 class OutOfPlace:
     """``x.add_(y)`` -> ``x = x.add(y)``: the out-of-place call, assigned back."""
 
-    call: cst.Call
-    replacement: cst.Call
-    rebind: cst.BaseExpression | None
+    call: ast.Call
+    edit: CallEdit
+    rebind: ast.expr | None
     place: Place
 
 
@@ -39,15 +59,16 @@ class OutOfPlace:
 class AugmentedToBinary:
     """``x += y`` -> ``x = x + y``."""
 
-    node: cst.AugAssign
+    node: ast.AugAssign
     symbol: str
+    place: Place
 
 
 @dataclass(frozen=True, eq=False)
 class CloneFirst:
     """``x[i] = v`` -> ``x = x.clone()`` before it: the write goes to a copy."""
 
-    root: cst.BaseExpression
+    root: ast.expr
     place: Place
 
 
@@ -60,17 +81,17 @@ class CloneIfUsedLater:
     building the layer out of place is the simpler fix and computes the same.
     """
 
-    root: cst.BaseExpression
+    root: ast.expr
     place: Place
-    later: tuple[cst.CSTNode, ...]
+    later: tuple[ast.stmt, ...]
 
 
 @dataclass(frozen=True, eq=False)
 class DropOut:
     """``torch.add(a, b, out=y)`` -> ``y = torch.add(a, b)``."""
 
-    call: cst.Call
-    target: cst.BaseExpression
+    call: ast.Call
+    target: ast.expr
     place: Place
 
 
@@ -85,47 +106,23 @@ class MoveAfter:
 Plan = OutOfPlace | AugmentedToBinary | CloneFirst | CloneIfUsedLater | DropOut | MoveAfter
 
 
-def receiver_root(node: cst.BaseExpression) -> cst.BaseExpression | None:
+def receiver_root(node: ast.expr) -> ast.expr | None:
     """The name a chain of views starts from: ``x`` in ``x[..., 0].t()``."""
     while True:
-        if isinstance(node, (cst.Name, cst.Attribute)) and _is_dotted(node):
+        if is_dotted(node):
             return node
-        if isinstance(node, cst.Subscript):
+        if isinstance(node, ast.Subscript):
             node = node.value
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             node = node.func.value
-        elif isinstance(node, cst.Attribute):
+        elif isinstance(node, ast.Attribute):
             node = node.value
         else:
             return None
 
 
-def _is_dotted(node: cst.BaseExpression) -> bool:
-    while isinstance(node, cst.Attribute):
+def is_dotted(node: ast.AST) -> bool:
+    """A name or an attribute chain on a name: ``x``, ``self.h``."""
+    while isinstance(node, ast.Attribute):
         node = node.value
-    return isinstance(node, cst.Name)
-
-
-def is_dotted(node: cst.BaseExpression) -> bool:
-    return isinstance(node, (cst.Name, cst.Attribute)) and _is_dotted(node)
-
-
-def without_argument(call: cst.Call, keyword: str | None, position: int | None) -> cst.Call:
-    """``call`` without one argument (by keyword, else by position), commas kept right."""
-    args = list(call.args)
-    for index, arg in enumerate(args):
-        named = arg.keyword is not None and arg.keyword.value == keyword
-        positional = arg.keyword is None and not arg.star and index == position
-        if named or positional:
-            del args[index]
-            break
-    else:
-        return call
-    if args:
-        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    return call.with_changes(args=args)
-
-
-def renamed_method(call: cst.Call, name: str) -> cst.Call:
-    assert isinstance(call.func, cst.Attribute)
-    return call.with_changes(func=call.func.with_changes(attr=cst.Name(name)))
+    return isinstance(node, ast.Name)

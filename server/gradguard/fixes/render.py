@@ -1,66 +1,51 @@
-"""Turns a fix plan into text edits, once the positions of its nodes are known.
+"""Turns a fix plan into text edits, from the source the plan's nodes were parsed from.
 
-Edits replace the smallest node that holds the change, rendered by libcst from the
-changed tree, so the formatting and comments around it stay as they were.
+Edits replace the smallest stretch of text that holds the change; everything else,
+comments and formatting included, stays as written. Where an argument list changes,
+the call's own text is rewritten with libcst, which keeps its commas and comments.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import ast
 
 import libcst as cst
-from libcst.metadata import CodeRange
 
 from gradguard.analysis.hazard import Fix, Span, TextEdit
+from gradguard.analysis.syntax import Piece
 from gradguard.analysis.values import NnModule
 from gradguard.fixes.plans import (
     AugmentedToBinary,
+    CallEdit,
     CloneFirst,
     CloneIfUsedLater,
+    DropArgument,
     DropOut,
     MoveAfter,
     OutOfPlace,
     Plan,
-    without_argument,
+    Rename,
 )
 
-_CODEGEN = cst.Module(body=[])
 # Expressions that need no parentheses as the right operand of a binary operator.
-_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float,
-          cst.SimpleString, cst.List, cst.Tuple)
-
-Spans = Callable[[cst.CSTNode], Span]
+_ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List)
 
 
-def code(node: cst.CSTNode) -> str:
-    return _CODEGEN.code_for_node(node)
-
-
-def spans_from(ranges: Mapping[cst.CSTNode, CodeRange]) -> Spans:
-    def span(node: cst.CSTNode) -> Span:
-        found = ranges[node]
-        return Span(found.start.line, found.start.column + 1, found.end.line,
-                    found.end.column + 1)
-
-    return span
-
-
-def layer_fix(layer: NnModule, span: Spans) -> Fix | None:
+def layer_fix(layer: NnModule) -> Fix | None:
     """``nn.ReLU(inplace=True)`` -> ``nn.ReLU()``, on the instance that wrote."""
     call = layer.node
     flag = layer.facts.ctor_inplace
-    if not isinstance(call, cst.Call) or flag is None:
+    if not isinstance(call, ast.Call) or flag is None:
         return None
-    keyword = next((a for a in call.args if a.keyword is not None
-                    and a.keyword.value == flag.name), None)
-    if keyword is not None:
-        changed = without_argument(call, flag.name, None)
+    piece = layer.piece
+    if any(k.arg == flag.name for k in call.keywords):
+        changed = edited_call(piece, call, DropArgument(flag.name, None))
     elif flag.position is not None and flag.position < len(call.args) and \
-            not any(a.star for a in call.args):
-        args = list(call.args)
-        args[flag.position] = args[flag.position].with_changes(value=cst.Name("False"))
-        changed = call.with_changes(args=args)
+            not any(isinstance(a, ast.Starred) for a in call.args):
+        changed = _with_false_at(piece.segment(call), flag.position)
     else:
+        return None
+    if changed is None:
         return None
     name = layer.facts.name.rsplit(".", 1)[-1]
     message = f"Build this {name} out of place (inplace=False)"
@@ -68,132 +53,195 @@ def layer_fix(layer: NnModule, span: Spans) -> Fix | None:
     if others > 0:
         message += (f"; the same instance is called at {others} other place"
                     f"{'s' if others > 1 else ''}, which stop writing in place too")
-    return Fix(message, (TextEdit(span(call), code(changed)),))
+    return Fix(message, (TextEdit(piece.span(call), changed),))
 
 
-def plan_fix(plan: Plan, span: Spans, lines: Sequence[str]) -> Fix | None:
+def plan_fix(plan: Plan) -> Fix | None:
     if isinstance(plan, OutOfPlace):
-        return _out_of_place(plan, span)
+        return _out_of_place(plan)
     if isinstance(plan, AugmentedToBinary):
-        target = code(plan.node.target)
+        piece = plan.place.piece
+        target = piece.segment(plan.node.target)
         value = plan.node.value
-        right = code(value) if isinstance(value, _ATOMS) else f"({code(value)})"
+        right = piece.segment(value)
+        if not isinstance(value, _ATOMS) and not (isinstance(value, ast.Tuple) and
+                                                   right.startswith("(")):
+            right = f"({right})"
         text = f"{target} = {target} {plan.symbol} {right}"
-        return Fix(f"Compute `{text}` out of place", (TextEdit(span(plan.node), text),))
+        return Fix(f"Compute `{text}` out of place",
+                   (TextEdit(piece.span(plan.node), text),))
     if isinstance(plan, CloneIfUsedLater):
-        if not _mentions(plan.later, code(plan.root)):
+        if not _mentions(plan.later, plan.place.piece.segment(plan.root)):
             return None
-        return plan_fix(CloneFirst(plan.root, plan.place), span, lines)
+        return plan_fix(CloneFirst(plan.root, plan.place))
     if isinstance(plan, CloneFirst):
-        root = code(plan.root)
-        where = span(plan.place.line)
-        indent = _indent(lines, where.line)
+        piece = plan.place.piece
+        root = piece.segment(plan.root)
+        line = plan.place.statement.lineno
+        indent = _indent(piece.line(line))
+        at = piece.document_line(line)
         text = f"{root} = {root}.clone()\n{indent}"
+        column = len(indent) + 1
         return Fix(f"Write into a copy: `{root} = {root}.clone()` first",
-                   (TextEdit(Span(where.line, where.column, where.line, where.column), text),))
+                   (TextEdit(Span(at, column, at, column), text),))
     if isinstance(plan, DropOut):
-        small = plan.place.small
-        target = code(plan.target)
-        call = without_argument(plan.call, "out", None)
-        if isinstance(small, cst.Expr) and small.value is plan.call:
-            text = f"{target} = {code(call)}"
-        elif isinstance(small, cst.Assign) and small.value is plan.call:
-            text = "".join(f"{code(t.target)} = " for t in small.targets) + \
-                f"{target} = {code(call)}"
-        else:
-            return None
-        return Fix(f"Assign the result instead of writing with out=: `{text}`",
-                   (TextEdit(span(small), text),))
+        return _drop_out(plan)
     if isinstance(plan, MoveAfter):
-        return _move_after(plan, span, lines)
+        return _move_after(plan)
     return None
 
 
-def _out_of_place(plan: OutOfPlace, span: Spans) -> Fix | None:
-    small = plan.place.small
-    replacement = code(plan.replacement)
-    message = f"Use the out-of-place `{replacement}`"
-    if plan.rebind is None:
+def edited_call(piece: Piece, call: ast.Call, edit: CallEdit) -> str | None:
+    """The text of ``call`` after ``edit``."""
+    text = piece.segment(call)
+    if isinstance(edit, Rename):
+        if not isinstance(call.func, ast.Attribute):
+            return None
+        func = piece.segment(call.func)
+        if not func.endswith(call.func.attr) or not text.startswith(func):
+            return None
+        return func[: len(func) - len(call.func.attr)] + edit.name + text[len(func):]
+    try:
+        parsed = cst.parse_expression(text)
+    except (cst.ParserSyntaxError, RecursionError):
         return None
-    name = code(plan.rebind)
-    if isinstance(small, cst.Expr) and _chain_starts_with(small.value, plan.call):
-        value = code(small.value.deep_replace(plan.call, plan.replacement))
+    if not isinstance(parsed, cst.Call):
+        return None
+    args = list(parsed.args)
+    for index, arg in enumerate(args):
+        named = arg.keyword is not None and arg.keyword.value == edit.keyword
+        positional = arg.keyword is None and not arg.star and index == edit.position
+        if named or positional:
+            del args[index]
+            break
+    else:
+        return text
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return cst.Module(body=[]).code_for_node(parsed.with_changes(args=args))
+
+
+def _with_false_at(text: str, position: int) -> str | None:
+    try:
+        parsed = cst.parse_expression(text)
+    except (cst.ParserSyntaxError, RecursionError):
+        return None
+    if not isinstance(parsed, cst.Call) or position >= len(parsed.args):
+        return None
+    args = list(parsed.args)
+    args[position] = args[position].with_changes(value=cst.Name("False"))
+    return cst.Module(body=[]).code_for_node(parsed.with_changes(args=args))
+
+
+def _out_of_place(plan: OutOfPlace) -> Fix | None:
+    piece = plan.place.piece
+    small = plan.place.statement
+    replacement = edited_call(piece, plan.call, plan.edit)
+    if replacement is None or plan.rebind is None:
+        return None
+    message = f"Use the out-of-place `{replacement}`"
+    name = piece.segment(plan.rebind)
+    if isinstance(small, ast.Expr) and _chain_starts_with(small.value, plan.call):
+        value = _replaced(piece, small.value, plan.call, replacement)
         text = f"{name} = {value}"
-        return Fix(f"{message}: `{text}`", (TextEdit(span(small), text),))
-    if isinstance(small, cst.Assign) and _chain_starts_with(small.value, plan.call):
-        targets = [code(t.target) for t in small.targets]
+        return Fix(f"{message}: `{text}`", (TextEdit(piece.span(small), text),))
+    if isinstance(small, ast.Assign) and _chain_starts_with(small.value, plan.call):
+        targets = [piece.segment(t) for t in small.targets]
         if name not in targets:
             targets.append(name)
-        value = code(small.value.deep_replace(plan.call, plan.replacement))
+        value = _replaced(piece, small.value, plan.call, replacement)
         text = "".join(f"{t} = " for t in targets) + value
-        return Fix(f"{message}, assigned back to `{name}`", (TextEdit(span(small), text),))
-    if isinstance(small, cst.Return) and small.value is plan.call and \
-            isinstance(plan.rebind, cst.Name):
-        return Fix(message, (TextEdit(span(plan.call), replacement),))
-    if isinstance(plan.rebind, cst.Name):
         return Fix(f"{message}, assigned back to `{name}`",
-                   (TextEdit(span(plan.call), f"({name} := {replacement})"),))
+                   (TextEdit(piece.span(small), text),))
+    if isinstance(small, ast.Return) and small.value is plan.call and \
+            isinstance(plan.rebind, ast.Name):
+        return Fix(message, (TextEdit(piece.span(plan.call), replacement),))
+    if isinstance(plan.rebind, ast.Name):
+        return Fix(f"{message}, assigned back to `{name}`",
+                   (TextEdit(piece.span(plan.call), f"({name} := {replacement})"),))
     return None
 
 
-def _chain_starts_with(value: cst.BaseExpression, call: cst.Call) -> bool:
+def _replaced(piece: Piece, outer: ast.expr, inner: ast.expr, replacement: str) -> str:
+    """The text of ``outer`` with ``inner`` (which starts where it does) replaced."""
+    whole = piece.segment(outer)
+    return replacement + whole[len(piece.segment(inner)):]
+
+
+def _chain_starts_with(value: ast.expr, call: ast.Call) -> bool:
     """Whether ``value`` is ``call`` or a chain of method calls on its result."""
-    node: cst.BaseExpression = value
+    node: ast.expr = value
     while True:
         if node is call:
             return True
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             node = node.func.value
         else:
             return False
 
 
-def _move_after(plan: MoveAfter, span: Spans, lines: Sequence[str]) -> Fix | None:
-    moved = span(plan.place.line)
-    after = span(plan.after.line)
-    if _indent(lines, moved.line) != _indent(lines, after.line):
+def _drop_out(plan: DropOut) -> Fix | None:
+    piece = plan.place.piece
+    small = plan.place.statement
+    target = piece.segment(plan.target)
+    call = edited_call(piece, plan.call, DropArgument("out", None))
+    if call is None:
         return None
-    text = "".join(line + "\n" for line in lines[moved.line - 1: moved.end_line])
-    delete = TextEdit(Span(moved.line, 1, moved.end_line + 1, 1), "")
-    if after.end_line < len(lines):
-        insert = TextEdit(Span(after.end_line + 1, 1, after.end_line + 1, 1), text)
+    if isinstance(small, ast.Expr) and small.value is plan.call:
+        text = f"{target} = {call}"
+    elif isinstance(small, ast.Assign) and small.value is plan.call:
+        text = "".join(f"{piece.segment(t)} = " for t in small.targets) + \
+            f"{target} = {call}"
     else:
-        end = len(lines[after.end_line - 1]) + 1
-        insert = TextEdit(Span(after.end_line, end, after.end_line, end),
-                          "\n" + text.rstrip("\n"))
-    statement = code(plan.place.small).strip()
-    return Fix(f"Move `{statement}` after the backward at line {after.line} that still "
+        return None
+    return Fix(f"Assign the result instead of writing with out=: `{text}`",
+               (TextEdit(piece.span(small), text),))
+
+
+def _move_after(plan: MoveAfter) -> Fix | None:
+    piece = plan.place.piece
+    moved, after = plan.place.statement, plan.after.statement
+    first, last = moved.lineno, moved.end_lineno or moved.lineno
+    after_last = after.end_lineno or after.lineno
+    if _indent(piece.line(first)) != _indent(piece.line(after.lineno)):
+        return None
+    text = "".join(piece.line(n) + "\n" for n in range(first, last + 1))
+    delete = TextEdit(Span(piece.document_line(first), 1, piece.document_line(last + 1), 1),
+                      "")
+    end = piece.document_line(after_last)
+    if piece.has_line_after(after_last):
+        insert = TextEdit(Span(end + 1, 1, end + 1, 1), text)
+    else:
+        column = len(piece.line(after_last)) + 1
+        insert = TextEdit(Span(end, column, end, column), "\n" + text.rstrip("\n"))
+    statement = piece.segment(moved).strip()
+    return Fix(f"Move `{statement}` after the backward at line "
+               f"{piece.document_line(after.lineno)} that still "
                "needs the parameters it updates (their gradients then include that "
                "backward's too)", (delete, insert))
 
 
-def _indent(lines: Sequence[str], line: int) -> str:
-    text = lines[line - 1] if 0 < line <= len(lines) else ""
+def _indent(text: str) -> str:
     return text[: len(text) - len(text.lstrip(" \t"))]
 
 
-def _mentions(statements: tuple[cst.CSTNode, ...], dotted: str) -> bool:
+def _mentions(statements: tuple[ast.stmt, ...], dotted: str) -> bool:
     """Whether any of the statements reads ``dotted`` (a name or ``self.x``)."""
     head = dotted.split(".")[0]
-    return any(head in code(statement) and dotted in _names(statement)
-               for statement in statements)
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and node.id == head and dotted == head:
+                return True
+            if isinstance(node, ast.Attribute) and _dotted(node) == dotted:
+                return True
+    return False
 
 
-def _names(node: cst.CSTNode) -> set[str]:
-    found: set[str] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-        def visit_Attribute(self, attribute: cst.Attribute) -> None:
-            parts = []
-            current: cst.BaseExpression = attribute
-            while isinstance(current, cst.Attribute):
-                parts.append(current.attr.value)
-                current = current.value
-            if isinstance(current, cst.Name):
-                found.add(".".join([current.value, *reversed(parts)]))
-
-    node.visit(Collect())
-    return found
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])

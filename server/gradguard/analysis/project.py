@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from gradguard.analysis2.program import ClassInfo, Definition, FunctionInfo, Program, Reads
+from gradguard.analysis.program import ClassInfo, Definition, FunctionInfo, Program, Reads
 
 # How deep re-exports are followed (``__init__.py`` importing from a submodule...).
 MAX_HOPS = 8

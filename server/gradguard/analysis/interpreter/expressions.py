@@ -6,9 +6,9 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
-from gradguard.analysis2.interpreter.state import UNKNOWN_INT, Frame, State
-from gradguard.analysis2.interpreter.statements import index_parts
-from gradguard.analysis2.values import (
+from gradguard.analysis.interpreter.state import UNKNOWN_INT, Frame, State
+from gradguard.analysis.interpreter.statements import index_parts
+from gradguard.analysis.values import (
     NnModule,
     Value,
     constant,
@@ -100,7 +100,7 @@ class Expressions(State):
         definition = program.class_info(name, self.reads) or program.function(name, self.reads)
         if definition is not None:
             return Value("function", const=definition)
-        return Value("function", name=program.aliases.get(name, name))
+        return Value("function", name=program.alias(name, self.reads) or name)
 
     def eval_attribute(self, expr: ast.Attribute, frame: Frame) -> Value:
         return self.attribute_of(self.eval(expr.value, frame), expr, frame)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import ast
 
-from gradguard.analysis2.interpreter.state import Frame, State
-from gradguard.analysis2.values import Value
-from gradguard.fixes2.plans import (
+from gradguard.analysis.interpreter.state import Frame, State
+from gradguard.analysis.values import Value
+from gradguard.fixes.plans import (
     CloneFirst,
     DropArgument,
     DropOut,

@@ -60,6 +60,9 @@ class Piece:
     text: str
     origin: int = 1
     start_line: int = 1
+    # The last document line the piece may point into: a block that stopped parsing
+    # keeps its last good tree, whose lines may now run past the block's end.
+    clamp: int | None = None
     _lines: list[str] | None = field(default=None, repr=False)
 
     def line(self, number: int) -> str:
@@ -82,8 +85,12 @@ class Piece:
         end_line: int = getattr(node, "end_lineno", None) or line
         column = char_column(self.line(line), getattr(node, "col_offset", 0))
         end_column = char_column(self.line(end_line), getattr(node, "end_col_offset", 0) or 0)
-        return Span(self.document_line(line), column + 1, self.document_line(end_line),
-                    end_column + 1)
+        first, last = self.document_line(line), self.document_line(end_line)
+        if self.clamp is not None and last >= self.clamp:
+            if first >= self.clamp:
+                first, column = self.clamp, 0
+            last, end_column = self.clamp, 0
+        return Span(first, column + 1, last, end_column + 1)
 
     def segment(self, node: ast.AST) -> str:
         """The source text of ``node``, as written."""

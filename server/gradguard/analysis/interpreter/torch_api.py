@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import ast
 
-from gradguard.analysis2.interpreter.state import UNKNOWN_INT, Frame, State, retains
-from gradguard.analysis2.syntax import Piece
-from gradguard.analysis2.values import (
+from gradguard.analysis.interpreter.state import UNKNOWN_INT, Frame, State, retains
+from gradguard.analysis.syntax import Piece
+from gradguard.analysis.values import (
     Kind,
     NnModule,
     Sequential,

@@ -7,10 +7,10 @@ import ast
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from gradguard.analysis2.autograd import Autograd
-from gradguard.analysis2.findings import Finding
-from gradguard.analysis2.interpreter import Evaluator, OutOfBudget, SummaryCache
-from gradguard.analysis2.program import ClassInfo, FunctionInfo, Program, Reads
+from gradguard.analysis.autograd import Autograd
+from gradguard.analysis.findings import Finding
+from gradguard.analysis.interpreter import Evaluator, OutOfBudget, SummaryCache
+from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, Reads
 from gradguard.facts import load
 
 
@@ -19,7 +19,8 @@ class Root:
     """One entry point the interpreter starts from: a method, a function, or the script."""
 
     key: str
-    node: ast.AST | None
+    # The statements it starts from: its results hold while they are the same nodes.
+    anchors: tuple[ast.AST, ...]
     start: Callable[[Evaluator], None]
     # The class holding the method, when the root is one.
     owner: ClassInfo | None = None
@@ -46,21 +47,21 @@ def roots(program: Program, wanted: set[str] | None = None,
     found = []
     if program.statements and keep("<module>"):
         statements = program.statements
-        found.append(Root("<module>", None,
+        found.append(Root("<module>", tuple(statement for _, statement in statements),
                           lambda ev: ev.run_module_statements(program, statements)))
     for name, function in program.functions.items():
         if keep(name):
-            found.append(Root(f"def {name}", function.node, _function_start(function)))
+            found.append(Root(f"def {name}", (function.node,), _function_start(function)))
     for info in program.classes.values():
         methods = [m for name, m in info.methods.items() if name != "__init__"]
         if not methods or not keep(info.name):
             continue
         if not per_method:
-            found.append(Root(f"class {info.name}", info.node, _class_start(info, methods),
+            found.append(Root(f"class {info.name}", (info.node,), _class_start(info, methods),
                               info))
             continue
         for method in methods:
-            found.append(Root(f"class {info.name}.{method.name}", method.node,
+            found.append(Root(f"class {info.name}.{method.name}", (method.node,),
                               _class_start(info, [method]), info))
     return found
 

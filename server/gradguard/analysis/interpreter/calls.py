@@ -1,5 +1,5 @@
 """Calls: which function, module or method a call reaches, and running user functions
-through their summaries (:mod:`gradguard.analysis2.summaries`)."""
+through their summaries (:mod:`gradguard.analysis.summaries`)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gradguard.analysis2.autograd import Autograd
-from gradguard.analysis2.findings import Site
-from gradguard.analysis2.interpreter.state import (
+from gradguard.analysis.autograd import Autograd
+from gradguard.analysis.findings import Site
+from gradguard.analysis.interpreter.state import (
     GRAD_OFF,
     MAX_DEPTH,
     UNKNOWN_INT,
@@ -19,10 +19,10 @@ from gradguard.analysis2.interpreter.state import (
     State,
     retains,
 )
-from gradguard.analysis2.program import ClassInfo, FunctionInfo, Reads, decorator_names
-from gradguard.analysis2.summaries import Context, Run, Summary, context_of, replay
-from gradguard.analysis2.syntax import Piece
-from gradguard.analysis2.values import (
+from gradguard.analysis.program import ClassInfo, FunctionInfo, Reads, decorator_names
+from gradguard.analysis.summaries import Context, Run, Summary, context_of, replay
+from gradguard.analysis.syntax import Piece
+from gradguard.analysis.values import (
     NnModule,
     Sequential,
     UserModule,
@@ -32,7 +32,7 @@ from gradguard.analysis2.values import (
     join,
     unknown,
 )
-from gradguard.fixes2.plans import CloneIfUsedLater, Place, Plan, is_dotted
+from gradguard.fixes.plans import CloneIfUsedLater, Place, Plan, is_dotted
 
 MODULE_RETURNS_SELF = {"train", "eval", "to", "cuda", "cpu", "float", "double", "half",
                        "requires_grad_", "type", "share_memory"}

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from gradguard.analysis2.interpreter.state import (
+from gradguard.analysis.interpreter.state import (
     GRAD_OFF,
     GRAD_ON,
     MAX_UNROLL,
@@ -15,9 +15,9 @@ from gradguard.analysis2.interpreter.state import (
     Position,
     State,
 )
-from gradguard.analysis2.program import FunctionInfo
-from gradguard.analysis2.values import Value, constant, is_tensorish, join, unknown
-from gradguard.fixes2.plans import AugmentedToBinary, Place, Plan, is_dotted
+from gradguard.analysis.program import FunctionInfo
+from gradguard.analysis.values import Value, constant, is_tensorish, join, unknown
+from gradguard.fixes.plans import AugmentedToBinary, Place, Plan, is_dotted
 
 AUGMENTED_SYMBOLS = {
     ast.Add: "+=",
@@ -229,7 +229,8 @@ class Statements(State):
         grad = self.autograd.grad_enabled
         for item in statement.items:
             expr = item.context_expr
-            name = frame.program.qualify(expr.func if isinstance(expr, ast.Call) else expr)
+            name = frame.program.qualify(expr.func if isinstance(expr, ast.Call) else expr,
+                                         self.reads)
             if name in GRAD_OFF:
                 self.autograd.grad_enabled = False
             elif name in GRAD_ON:

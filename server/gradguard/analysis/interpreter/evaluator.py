@@ -5,14 +5,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
-from gradguard.analysis2.interpreter.calls import Calls
-from gradguard.analysis2.interpreter.expressions import Expressions
-from gradguard.analysis2.interpreter.fix_planning import FixPlanning
-from gradguard.analysis2.interpreter.state import Frame, Position
-from gradguard.analysis2.interpreter.statements import Statements
-from gradguard.analysis2.interpreter.torch_api import TorchApi
-from gradguard.analysis2.program import Program
-from gradguard.analysis2.syntax import Piece
+from gradguard.analysis.interpreter.calls import Calls
+from gradguard.analysis.interpreter.expressions import Expressions
+from gradguard.analysis.interpreter.fix_planning import FixPlanning
+from gradguard.analysis.interpreter.state import Frame, Position
+from gradguard.analysis.interpreter.statements import Statements
+from gradguard.analysis.interpreter.torch_api import TorchApi
+from gradguard.analysis.program import Program
+from gradguard.analysis.syntax import Piece
 
 
 class Evaluator(Statements, Expressions, Calls, TorchApi, FixPlanning):

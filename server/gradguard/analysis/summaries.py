@@ -33,10 +33,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from gradguard.analysis2.autograd import Autograd, BackwardEvent, Event, WriteEvent
-from gradguard.analysis2.findings import Finding, Site
-from gradguard.analysis2.program import ClassInfo, FunctionInfo, Reads
-from gradguard.analysis2.values import (
+from gradguard.analysis.autograd import Autograd, BackwardEvent, Event, WriteEvent
+from gradguard.analysis.findings import Finding, Site
+from gradguard.analysis.program import ClassInfo, FunctionInfo, Reads
+from gradguard.analysis.values import (
     NnModule,
     Save,
     Sequential,
@@ -238,6 +238,9 @@ class Summary:
     # Where a deeper call was cut short outside the function's own recursion (then the
     # summary holds only where it was made); None: nowhere.
     cut: int | None = None
+
+    def __post_init__(self) -> None:
+        self.names = self.reads.names()
 
 
 class Run:

@@ -8,14 +8,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from gradguard.analysis2.autograd import Autograd
-from gradguard.analysis2.names import dotted_name
-from gradguard.analysis2.program import ClassInfo, FunctionInfo, Program, Reads
-from gradguard.analysis2.summaries import Summary
-from gradguard.analysis2.syntax import Piece
-from gradguard.analysis2.values import Storage, Value
+from gradguard.analysis.autograd import Autograd
+from gradguard.analysis.names import dotted_name
+from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, Reads
+from gradguard.analysis.summaries import Summary
+from gradguard.analysis.syntax import Piece
+from gradguard.analysis.values import Storage, Value
 from gradguard.facts.table import Facts, InplaceFlag
-from gradguard.fixes2.plans import Place, Plan
+from gradguard.fixes.plans import Place, Plan
 
 MAX_DEPTH = 8
 MAX_STEPS = 20_000

@@ -1,1 +1,0 @@
-"""Static analysis, second engine: Python's ``ast`` and per-function summaries."""
