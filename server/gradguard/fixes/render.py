@@ -8,8 +8,7 @@ the call's own text is rewritten with libcst, which keeps its commas and comment
 from __future__ import annotations
 
 import ast
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from gradguard.analysis.hazard import Fix, Span, TextEdit
 from gradguard.analysis.syntax import Piece
@@ -26,6 +25,9 @@ from gradguard.fixes.plans import (
     Plan,
     Rename,
 )
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 # Expressions that need no parentheses as the right operand of a binary operator.
 _ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List)
@@ -101,11 +103,8 @@ def edited_call(piece: Piece, call: ast.Call, edit: CallEdit) -> str | None:
         if not func.endswith(call.func.attr) or not text.startswith(func):
             return None
         return func[: len(func) - len(call.func.attr)] + edit.name + text[len(func):]
-    try:
-        parsed = cst.parse_expression(text)
-    except (cst.ParserSyntaxError, RecursionError):
-        return None
-    if not isinstance(parsed, cst.Call):
+    parsed = _parse_call(text)
+    if parsed is None:
         return None
     args = list(parsed.args)
     for index, arg in enumerate(args):
@@ -116,21 +115,33 @@ def edited_call(piece: Piece, call: ast.Call, edit: CallEdit) -> str | None:
             break
     else:
         return text
+    import libcst
+
     if args:
-        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    return cst.Module(body=[]).code_for_node(parsed.with_changes(args=args))
+        args[-1] = args[-1].with_changes(comma=libcst.MaybeSentinel.DEFAULT)
+    return libcst.Module(body=[]).code_for_node(parsed.with_changes(args=args))
+
+
+def _parse_call(text: str) -> cst.Call | None:
+    """A call's text as a libcst node (imported here: only fixes need it)."""
+    import libcst
+
+    try:
+        parsed = libcst.parse_expression(text)
+    except (libcst.ParserSyntaxError, RecursionError, MemoryError):
+        return None
+    return parsed if isinstance(parsed, libcst.Call) else None
 
 
 def _with_false_at(text: str, position: int) -> str | None:
-    try:
-        parsed = cst.parse_expression(text)
-    except (cst.ParserSyntaxError, RecursionError):
-        return None
-    if not isinstance(parsed, cst.Call) or position >= len(parsed.args):
+    import libcst
+
+    parsed = _parse_call(text)
+    if parsed is None or position >= len(parsed.args):
         return None
     args = list(parsed.args)
-    args[position] = args[position].with_changes(value=cst.Name("False"))
-    return cst.Module(body=[]).code_for_node(parsed.with_changes(args=args))
+    args[position] = args[position].with_changes(value=libcst.Name("False"))
+    return libcst.Module(body=[]).code_for_node(parsed.with_changes(args=args))
 
 
 def _out_of_place(plan: OutOfPlace) -> Fix | None:
