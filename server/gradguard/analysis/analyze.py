@@ -11,12 +11,14 @@ from gradguard.analysis.findings import Finding, better
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.interpreter import SummaryCache
 from gradguard.analysis.program import Program, build_program
+from gradguard.analysis.project import Project
 from gradguard.analysis.report import to_hazard
 from gradguard.analysis.roots import RootResult, roots, run_root
 from gradguard.analysis.suppression import is_suppressed
 from gradguard.analysis.syntax import Piece, SourceError, parse
 
-__all__ = ["Selection", "SourceError", "analyze_source", "may_hold_hazards"]
+__all__ = ["Selection", "SourceError", "analyze_file", "analyze_source", "may_hold_hazards",
+           "project_for"]
 
 # Every hazard needs an in-place write, an optimizer step or a backward; text with none
 # of these cannot hold one, and skipping its parse is most of the speed on real trees.
@@ -60,18 +62,19 @@ class Selection:
 _WORD = re.compile(r"\w+")
 
 
-def reaching(source: str) -> set[str]:
+def reaching(source: str, imported: set[str] | frozenset[str] = frozenset()) -> set[str]:
     """The top-level definitions whose interpretation can meet a write, a step or a
-    backward: those whose own text has one, and those that name such a definition.
-    ``"<module>"`` stands for the module's own statements."""
+    backward: those whose own text has one, and those that name such a definition or
+    one of the ``imported`` names that may. ``"<module>"`` stands for the module's own
+    statements."""
     texts: dict[str, list[str]] = {}
     for block in split_blocks(source):
         texts.setdefault(defined_name(block.text) or "<module>", []).append(block.text)
     names = set(texts)
-    mentions = {name: set(_WORD.findall("".join(parts))) & names
-                for name, parts in texts.items()}
+    words = {name: set(_WORD.findall("".join(parts))) for name, parts in texts.items()}
+    mentions = {name: used & names for name, used in words.items()}
     found = {name for name, parts in texts.items()
-             if any(_CANDIDATE.search(part) for part in parts)}
+             if any(_CANDIDATE.search(part) for part in parts) or words[name] & imported}
     grew = True
     while grew:
         grew = False
@@ -136,3 +139,86 @@ def program_of(path: str, source: str) -> Program:
     module = parse(source)
     piece = Piece(path, source)
     return build_program(path, ((piece, statement) for statement in module.body))
+
+
+def _parsed_or_none(path: str, source: str) -> Program | None:
+    try:
+        return program_of(path, source)
+    except SourceError:
+        return None
+
+
+def project_for(roots: list[str]) -> Project:
+    """A project whose files are read from disk and parsed on first use."""
+    return Project(roots, parse=_parsed_or_none)
+
+
+@dataclass(frozen=True)
+class FileAnalysis:
+    # The hazards, by the file each is in.
+    found: dict[str, list[Hazard]]
+    # The other files of the project the analysis read definitions from.
+    read: frozenset[str] = frozenset()
+
+
+def analyze_file(path: str, source: str, project: Project,
+                 selection: Selection | None = None,
+                 cache: SummaryCache | None = None) -> FileAnalysis:
+    """The hazards one file's code leads to, by the file each is in: its own, and those
+    in the project's files it imports (a loss module writing into what the model saved).
+
+    ``cache`` keeps summaries between files of one project (each file is parsed once).
+    """
+    uncertain = (selection or Selection()).uncertain
+    program = program_of(path, source)  # raises SourceError for the file itself
+    project.add(program, source)
+    wanted = reaching(source, _imported_candidates(program, project))
+    if not wanted or not (may_hold_hazards(source, uncertain) or
+                          _imports_torch_code(program, project, uncertain)):
+        return FileAnalysis({})
+    cache = cache or SummaryCache()
+    results = [run_root(project.programs, root, cache) for root in roots(program, wanted)]
+    read = frozenset(p for result in results for p in result.reads.paths()) - {path}
+    findings = merge(results)
+    by_path: dict[str, list[Finding]] = {}
+    for finding in findings:
+        by_path.setdefault(finding.piece.path, []).append(finding)
+    found = {}
+    for where, located in by_path.items():
+        lines = [line.rstrip("\r\n") for line in split_lines(project.texts.get(where, ""))]
+        hazards = to_hazards(located, where, lines, selection)
+        if hazards:
+            found[where] = hazards
+    return FileAnalysis(found, read)
+
+
+def _imported_candidates(program: Program, project: Project) -> set[str]:
+    """The names a module imports from project files that may hold a hazard: code that
+    calls them can reach a write, a step or a backward."""
+    names = set()
+    for local, qualified in program.aliases.items():
+        module = qualified.rpartition(".")[0]
+        if not module.strip(".") or qualified.startswith("torch"):
+            continue
+        path = project.module_file(program.path, module) or \
+            project.module_file(program.path, qualified)
+        if path is not None and _CANDIDATE.search(project.text_of(path)):
+            names.add(local)
+    return names
+
+
+def _imports_torch_code(program: Program, project: Project, uncertain: bool) -> bool:
+    return any(may_hold_hazards(project.text_of(path), uncertain)
+               for path in _imported_files(program, project))
+
+
+def _imported_files(program: Program, project: Project) -> list[str]:
+    files = []
+    for qualified in program.aliases.values():
+        module = qualified.rpartition(".")[0]
+        if module.strip(".") and not qualified.startswith("torch"):
+            path = project.module_file(program.path, module) or \
+                project.module_file(program.path, qualified)
+            if path is not None:
+                files.append(path)
+    return files

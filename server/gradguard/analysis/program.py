@@ -68,7 +68,7 @@ class Reads:
     def update(self, other: Reads) -> None:
         self.found.update(other.found)
 
-    def still_hold(self, programs: Mapping[str, Program]) -> bool:
+    def still_hold(self, programs: Mapping[str, Program | None]) -> bool:
         # Bases compare by value, nodes by identity (ast nodes have no __eq__).
         return all(_look(programs.get(key[0]), key) == seen
                    for key, seen in self.found.items())

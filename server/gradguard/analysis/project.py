@@ -38,8 +38,9 @@ class Project:
         self.read = read
         self._parse = parse
         self.programs: dict[str, Program | None] = {}
-        # What each text was, for those who check whether a file changed.
+        # Each file's text, as read (or as given for the files parsed elsewhere).
         self.texts: dict[str, str] = {}
+        self._files: dict[tuple[str, str], str | None] = {}
 
     def add(self, program: Program, text: str) -> None:
         """A file parsed elsewhere (the one being analysed, an open document)."""
@@ -49,23 +50,29 @@ class Project:
 
     def program(self, path: str) -> Program | None:
         if path not in self.programs:
-            text = self.read(path)
-            program = None
-            if text is not None and self._parse is not None:
-                program = self._parse(path, text)
+            text = self.text_of(path)
+            program = self._parse(path, text) if self._parse is not None else None
             if program is not None:
                 program.project = self
-                self.texts[path] = text or ""
             self.programs[path] = program
         return self.programs[path]
 
-    def loaded(self) -> dict[str, Program]:
-        return {path: p for path, p in self.programs.items() if p is not None}
+    def text_of(self, path: str) -> str:
+        """A file's text as the project has it (read once)."""
+        if path not in self.texts:
+            self.texts[path] = self.read(path) or ""
+        return self.texts[path]
 
     # -- names to files -------------------------------------------------------------------
 
     def module_file(self, importer: str, module: str) -> str | None:
         """The file of module ``module`` (dotted, perhaps relative) imported from ``importer``."""
+        key = (os.path.dirname(importer), module)
+        if key not in self._files:
+            self._files[key] = self._find(importer, module)
+        return self._files[key]
+
+    def _find(self, importer: str, module: str) -> str | None:
         level = len(module) - len(module.lstrip("."))
         parts = [p for p in module[level:].split(".") if p]
         here = os.path.dirname(os.path.abspath(importer))

@@ -93,9 +93,10 @@ def _class_start(info: ClassInfo,
     return start
 
 
-def run_root(programs: Mapping[str, Program], root: Root, cache: SummaryCache) -> RootResult:
+def run_root(programs: Mapping[str, Program | None], root: Root,
+             cache: SummaryCache) -> RootResult:
     autograd = Autograd()
-    evaluator = Evaluator(load(), autograd, dict(programs), cache)
+    evaluator = Evaluator(load(), autograd, programs, cache)
     try:
         root.start(evaluator)
     except (OutOfBudget, RecursionError):

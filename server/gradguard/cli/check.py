@@ -1,4 +1,11 @@
-"""``gradguard check``: analyse files (in parallel across cores) and report hazards."""
+"""``gradguard check``: analyse files (in parallel across cores) and report hazards.
+
+The files given are one project: an import of another of its files (``from .models
+import Net``, ``from utils.loss import ComputeLoss``) is followed, so a hazard whose
+saving op and in-place op sit in different files is found, and reported in the file of
+the in-place op. Each worker process parses an imported file once, however many of the
+files it checks import it. Results are kept in a cache (:mod:`gradguard.cli.cache`).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,10 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from gradguard.analysis import Hazard, Selection, SourceError, analyze_source
+from gradguard.analysis import Hazard, Selection, SourceError
+from gradguard.analysis.analyze import analyze_file, project_for
+from gradguard.analysis.project import Project
+from gradguard.cli.cache import Entry, ResultCache, digest
 from gradguard.cli.files import read, walk
 from gradguard.cli.fixing import fix_file
 from gradguard.cli.formats import FORMATTERS
@@ -15,53 +25,131 @@ from gradguard.cli.formats import FORMATTERS
 
 @dataclass
 class FileResult:
-    path: str
-    hazards: list[Hazard] = field(default_factory=list)
+    path: str  # as given
+    # (absolute path, hazard) of each hazard its analysis found, in whichever file.
+    found: list[tuple[str, Hazard]] = field(default_factory=list)
     error: str | None = None
+    digest: str | None = None
+    # The other project files the analysis read, with the digests of their texts.
+    read: dict[str, str] = field(default_factory=dict)
 
 
-def check_file(job: tuple[str, Selection]) -> FileResult:
-    path, selection = job
+# One project a worker process: the files it imports are parsed once for all it checks.
+_projects: dict[tuple[str, ...], Project] = {}
+
+
+def _project(roots: tuple[str, ...]) -> Project:
+    if roots not in _projects:
+        _projects.clear()
+        _projects[roots] = project_for(list(roots))
+    return _projects[roots]
+
+
+def check_file(job: tuple[str, Selection, tuple[str, ...]]) -> FileResult:
+    path, selection, roots = job
     source = read(path)
     if source.text is None:
         return FileResult(path, error=source.error)
+    project = _project(roots)
+    absolute = os.path.abspath(path)
+    imported = project.programs.get(absolute) is not None
     try:
-        return FileResult(path, analyze_source(source.text, selection))
+        analysis = analyze_file(absolute, source.text, project, selection)
     except SourceError as error:
         where = f"{error.line}:{error.column}: " if error.line else ""
-        return FileResult(path, error=f"{where}{error}")
+        return FileResult(path, error=f"{where}{error}", digest=digest(source.text))
     except RecursionError:
-        return FileResult(path, error="too deeply nested to analyse")
+        return FileResult(path, error="too deeply nested to analyse",
+                          digest=digest(source.text))
+    finally:
+        if not imported:
+            project.programs.pop(absolute, None)  # kept only if another file imports it
+    found = [(where, hazard) for where, hazards in analysis.found.items()
+             for hazard in hazards]
+    read_texts = {other: digest(project.texts[other]) for other in analysis.read
+                  if other in project.texts}
+    return FileResult(path, found, None, digest(source.text), read_texts)
 
 
-def check_paths(paths: list[str], selection: Selection, jobs: int) -> list[FileResult]:
-    work = [(path, selection) for path in walk(paths)]
+def check_paths(paths: list[str], selection: Selection, jobs: int,
+                roots: tuple[str, ...]) -> list[FileResult]:
+    work = [(path, selection, roots) for path in paths]
     if jobs <= 1 or len(work) < 8:
         return [check_file(job) for job in work]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(check_file, work, chunksize=8))
 
 
+def project_roots(paths: list[str]) -> tuple[str, ...]:
+    """Where absolute imports of the project are looked for: the folders given (and
+    those of the files given), and the folder the run starts in."""
+    folders = {os.path.abspath(p if os.path.isdir(p) else os.path.dirname(p) or ".")
+               for p in paths}
+    return tuple(sorted(folders | {os.getcwd()}))
+
+
 def run_check(paths: list[str], output_format: str, selection: Selection,
-              jobs: int | None, fix: bool = False, diff: bool = False) -> int:
+              jobs: int | None, fix: bool = False, diff: bool = False,
+              use_cache: bool = True) -> int:
     missing = [p for p in paths if not os.path.exists(p)]
     for path in missing:
         print(f"gradguard: {path}: no such file or directory", file=sys.stderr)
     present = [p for p in paths if p not in missing]
     if fix or diff:
         return run_fix(present, selection, diff) if present else 2
-    results = check_paths(present, selection, jobs or os.cpu_count() or 1)
-    found: list[tuple[str, Hazard]] = []
-    for result in results:
+    files = list(walk(present))
+    cache = ResultCache(selection) if use_cache else None
+    results: list[FileResult] = []
+    todo = []
+    for path in files:
+        entry = None
+        if cache is not None:
+            known = cache.digest_of(os.path.abspath(path))
+            entry = None if known is None else cache.get(os.path.abspath(path), known)
+        if entry is None:
+            todo.append(path)
+        else:
+            results.append(FileResult(path, entry.found, entry.error))
+    fresh = check_paths(todo, selection, jobs or os.cpu_count() or 1, project_roots(present))
+    if cache is not None:
+        for result in fresh:
+            if result.digest is not None:
+                cache.put(os.path.abspath(result.path),
+                          Entry(result.digest, result.read, result.found, result.error))
+        cache.save()
+    results += fresh
+    for result in sorted(results, key=lambda r: files.index(r.path)):
         if result.error is not None:
             print(f"gradguard: {result.path}: {result.error}", file=sys.stderr)
-        found.extend((result.path, hazard) for hazard in result.hazards)
+    found = _reported(results, files)
     text = FORMATTERS[output_format](found)
     if text:
         print(text)
     if missing and not results:
         return 2
     return 1 if found else 0
+
+
+def _reported(results: list[FileResult], files: list[str]) -> list[tuple[str, Hazard]]:
+    """Each hazard once (files reached from several others find it again), by file in
+    the order given, then by position; paths as the user wrote them."""
+    shown = {os.path.abspath(path): path for path in files}
+    order = {path: index for index, path in enumerate(files)}
+    best: dict[tuple[object, ...], tuple[str, Hazard]] = {}
+    for result in results:
+        for where, hazard in result.found:
+            path = shown.get(where) or _relative(where)
+            key = (where, hazard.code, hazard.span, hazard.message)
+            known = best.get(key)
+            if known is None or len(hazard.related) < len(known[1].related):
+                best[key] = (path, hazard)
+    return sorted(best.values(), key=lambda item: (order.get(item[0], len(order)), item[0],
+                                                   item[1].span, item[1].code))
+
+
+def _relative(path: str) -> str:
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
 
 
 def run_fix(paths: list[str], selection: Selection, diff: bool) -> int:

@@ -38,7 +38,8 @@ def hazard_record(path: str, hazard: Hazard) -> dict[str, Any]:
         "severity": hazard.severity,
         "message": hazard.message,
         "related": [
-            {"path": path, "line": r.span.line, "column": r.span.column, "message": r.message}
+            {"path": r.path or path, "line": r.span.line, "column": r.span.column,
+             "message": r.message}
             for r in hazard.related
         ],
         "fix": fix,
@@ -91,7 +92,7 @@ def as_sarif(results: list[tuple[str, Hazard]]) -> str:
                 "locations": [_location(path, span.line, span.column, span.end_line,
                                         span.end_column)],
                 "relatedLocations": [
-                    {**_location(path, r.span.line, r.span.column), "id": index,
+                    {**_location(r.path or path, r.span.line, r.span.column), "id": index,
                      "message": {"text": r.message}}
                     for index, r in enumerate(hazard.related)
                 ],

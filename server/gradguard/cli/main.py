@@ -36,6 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="rewrite files to remove the hazards that have a safe fix")
     check.add_argument("--diff", action="store_true",
                        help="print the fixes as a unified diff; change nothing")
+    check.add_argument("--no-cache", action="store_true",
+                       help="analyse every file again (results are otherwise kept in "
+                       ".gradguard_cache/ and reused while files are unchanged)")
     probe = commands.add_parser(
         "probe", help="run code under torch and report what really overwrote a saved tensor"
     )
@@ -56,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
 
         selection = Selection(args.select, args.ignore, args.uncertain)
         try:
-            return run_check(args.paths, args.format, selection, args.jobs, args.fix, args.diff)
+            return run_check(args.paths, args.format, selection, args.jobs, args.fix, args.diff,
+                             not args.no_cache)
         except BrokenPipeError:  # `gradguard check ... | head`
             return 1
     if args.command == "probe":

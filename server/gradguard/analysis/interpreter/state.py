@@ -4,7 +4,7 @@ statement, expression, call and torch-API parts of :class:`Evaluator` all read."
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -75,7 +75,8 @@ class SummaryCache:
 class State:
     facts: Facts
     autograd: Autograd
-    programs: dict[str, Program]
+    # Every program a user module may belong to, by path (filled as files are read).
+    programs: Mapping[str, Program | None]
     cache: SummaryCache
     steps: int = 0
     # The functions being run, innermost last.
