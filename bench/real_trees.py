@@ -83,6 +83,23 @@ def ensure_real_trees(cache: Path | None = None) -> dict[str, Path]:
     return trees
 
 
+# The file issue 15's figures are about: timm's models/ files in name order, from
+# __init__.py to byobnet.py, concatenated (10,191 lines with timm 1.0.31).
+TEN_K_FILES = 17
+
+
+def ten_thousand_lines(cache: Path | None = None) -> Path:
+    """One 10k-line file of real model code (written once into the cache)."""
+    tree = ensure_real_trees(cache)["timm"] / "models"
+    target = (cache or cache_dir()) / "timm_models_10k.py"
+    if not target.is_file():
+        parts = sorted(p for p in tree.iterdir() if p.suffix == ".py")[:TEN_K_FILES]
+        texts = [p.read_text("utf-8") for p in parts]
+        target.write_text("".join(t if t.endswith("\n") else t + "\n" for t in texts),
+                          "utf-8")
+    return target
+
+
 if __name__ == "__main__":
     for name, path in ensure_real_trees().items():
         print(f"{name:12} {path}")
