@@ -81,7 +81,9 @@ def _build(path: str, piece: BlockText, earlier: Block | None) -> Block:
     try:
         module = parse(piece.text)
     except SourceError as error:
-        return Block(piece.text, piece.start_line, None, error, line_count=piece.line_count)
+        # Kept without its traceback, whose frames would keep this update's state alive.
+        return Block(piece.text, piece.start_line, None, error.with_traceback(None),
+                     line_count=piece.line_count)
     block = Block(piece.text, piece.start_line, module.body, line_count=piece.line_count,
                   piece=Piece(path, piece.text, 1, piece.start_line))
     for statement in module.body:
@@ -276,11 +278,12 @@ class IncrementalDocument:
         live |= {id(piece) for b in self.blocks for piece, _ in b.methods.values()}
         entries = self._summaries.entries
         for key, summary in list(entries.items()):
-            if id(summary.function.piece) not in live:
+            if id(summary.function.piece) not in live or (
+                    (changed is None or not changed.isdisjoint(summary.names)) and
+                    not summary.reads.still_hold(programs)):
                 del entries[key]
-            elif (changed is None or not changed.isdisjoint(summary.names)) and \
-                    not summary.reads.still_hold(programs):
-                del entries[key]
+                for storage in summary.storages:
+                    storage.saves, storage.pending = [], []
 
     def _result(self, programs: dict[str, Program], root: Root,
                 changed: frozenset[tuple[str, str]] | None) -> RootResult:

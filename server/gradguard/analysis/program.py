@@ -25,7 +25,8 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 class FunctionInfo:
     node: FunctionNode
     piece: Piece
-    program: Program
+    # The file it is in (its program is found by path: no cycle between the two).
+    path: str
     # Defined inside another function (a closure the analysis runs like a method).
     nested: bool = False
 
@@ -38,7 +39,7 @@ class FunctionInfo:
 class ClassInfo:
     name: str
     node: ast.ClassDef
-    program: Program
+    path: str
     bases: tuple[str, ...]  # qualified through the module's imports
     methods: dict[str, FunctionInfo] = field(default_factory=dict)
     staticmethods: frozenset[str] = frozenset()
@@ -149,9 +150,17 @@ class Program:
             return None
         return self.project.resolve(self, qualified, reads)
 
+    def program_of(self, path: str) -> Program | None:
+        """The program of a file: this one, or another of the project."""
+        if path == self.path:
+            return self
+        return None if self.project is None else self.project.program(path)
+
     def base_class(self, info: ClassInfo, base: str,
                    reads: Reads | None = None) -> ClassInfo | None:
-        program = info.program
+        program = self.program_of(info.path)
+        if program is None:
+            return None
         local = program.classes.get(base)
         if reads is not None:
             reads.found[(program.path, "class", base)] = None if local is None else local.bases
@@ -188,7 +197,7 @@ class Program:
             seen.add(id(current))
             found = current.methods.get(name)
             if reads is not None:
-                path = current.program.path
+                path = current.path
                 reads.found[(path, "class", current.name)] = current.bases
                 reads.found[(path, "method", current.name, name)] = \
                     None if found is None else found.node
@@ -259,15 +268,14 @@ def build_program(
     pieces = method_pieces or {}
     for (piece, statement), index in zip(entries, indexes, strict=True):
         if index.class_name is not None and isinstance(statement, ast.ClassDef):
-            info = ClassInfo(index.class_name, statement, program,
+            info = ClassInfo(index.class_name, statement, path,
                              tuple(qualify(base, aliases) for base in index.bases),
                              staticmethods=index.staticmethods)
-            info.methods = {name: FunctionInfo(node, pieces.get(node, piece), program)
+            info.methods = {name: FunctionInfo(node, pieces.get(node, piece), path)
                             for name, node in index.methods}
             program.classes[info.name] = info
         elif index.function is not None:
-            program.functions[index.function.name] = FunctionInfo(index.function, piece,
-                                                                  program)
+            program.functions[index.function.name] = FunctionInfo(index.function, piece, path)
         elif not isinstance(statement, ast.ClassDef):
             program.statements.append((piece, statement))
     return program

@@ -101,4 +101,14 @@ def run_root(programs: Mapping[str, Program | None], root: Root,
         root.start(evaluator)
     except (OutOfBudget, RecursionError):
         pass  # what was found before the budget ran out still stands
+    release(autograd)
     return RootResult(tuple(autograd.findings.values()), evaluator.reads)
+
+
+def release(autograd: Autograd) -> None:
+    """Break the cycles of a finished world (a save's source holds the storage holding
+    the save), so that its values are freed as soon as they are dropped rather than
+    left to the cyclic collector, which an editor runs only when typing pauses."""
+    for storage in autograd.storages:
+        storage.saves = []
+        storage.pending = []

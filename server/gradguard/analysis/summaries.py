@@ -54,7 +54,7 @@ def _const_key(const: object) -> object:
     if isinstance(const, FunctionInfo):
         return ("def", id(const.node))
     if isinstance(const, ClassInfo):
-        return ("class", const.program.path, const.name)
+        return ("class", const.path, const.name)
     try:
         hash(const)
     except TypeError:
@@ -238,6 +238,8 @@ class Summary:
     # Where a deeper call was cut short outside the function's own recursion (then the
     # summary holds only where it was made); None: nowhere.
     cut: int | None = None
+    # Every storage of the run (to break their cycles once the summary is dropped).
+    storages: list[Storage] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.names = self.reads.names()
@@ -265,7 +267,8 @@ class Run:
                cut: int | None) -> Summary:
         return Summary(function, self.placeholders, self.autograd.events,
                        list(self.autograd.findings.values()), result,
-                       _changes(self.placeholders, self.before), reads, cut)
+                       _changes(self.placeholders, self.before), reads, cut,
+                       self.autograd.storages)
 
 
 def replay(summary: Summary, context: Context, autograd: Autograd,
@@ -278,15 +281,87 @@ def replay(summary: Summary, context: Context, autograd: Autograd,
     lineage of its own (light stand-ins whose history leads back to the caller's
     values), so that a backward from this call's result frees this call's saves only.
     """
-    actual: dict[int, object] = {id(p): a for p, a in
-                                 zip(summary.placeholders, context.objects, strict=True)}
-    # The inputs stand for themselves; what the callee computed gets stand-ins.
-    lineages: dict[int, Value] = {id(p): a for p, a in
-                                  zip(summary.placeholders, context.objects, strict=True)
-                                  if isinstance(a, Value)}
-    saves: dict[int, Save] = {}
+    return _Replay(summary, context, autograd).run(attr_journal, via)
 
-    def lineage(value: Value) -> Value:
+
+class _Replay:
+    """One application of a summary: the callee's objects mapped to the caller's."""
+
+    def __init__(self, summary: Summary, context: Context, autograd: Autograd) -> None:
+        self.summary = summary
+        self.context = context
+        self.autograd = autograd
+        pairs = list(zip(summary.placeholders, context.objects, strict=True))
+        self.actual: dict[int, object] = {id(p): a for p, a in pairs}
+        # The inputs stand for themselves; what the callee computed gets stand-ins.
+        self.lineages: dict[int, Value] = {id(p): a for p, a in pairs if isinstance(a, Value)}
+        self.saves: dict[int, Save] = {}
+
+    def run(self, attr_journal: list[tuple[dict[str, Value], str, Value | None]] | None,
+            via: tuple[Site, ...]) -> Value:
+        autograd, summary = self.autograd, self.summary
+        outer_via, outer_plan = autograd.via, autograd.plan
+        try:
+            for event in summary.events:
+                self.apply(event, via)
+            autograd.plan = None
+            for finding in summary.findings:
+                autograd.via = via + finding.via
+                autograd.report(Finding(finding.code, finding.piece, finding.node, finding.op,
+                                        finding.confidence, finding.saves, finding.detail,
+                                        autograd.via, self.layer_of(finding.layer),
+                                        finding.plan))
+        finally:
+            autograd.via, autograd.plan = outer_via, outer_plan
+        for change in summary.changes:
+            self.change(change, attr_journal)
+        return self.out(summary.result)
+
+    def apply(self, event: Event, via: tuple[Site, ...]) -> None:
+        autograd = self.autograd
+        if isinstance(event, WriteEvent):
+            autograd.via, autograd.plan = via + event.via, event.plan
+            autograd.write_one(self.storage_of(event.storage), event.piece, event.node,
+                               event.op, self.layer_of(event.layer), event.confidence,
+                               event.place)
+        elif isinstance(event, BackwardEvent):
+            autograd.via, autograd.plan = via + event.via, None
+            loss = None if event.loss is None else self.lineage(event.loss)
+            autograd.backward(event.piece, event.node, event.retain, event.place, loss)
+        else:
+            kind, storage, save = event
+            onto = self.storage_of(storage)
+            if kind == "save":
+                autograd.add_save(onto, self.save_of(save))
+            elif kind == "unsave":
+                autograd.take_back(onto, self.save_of(save))
+            else:
+                autograd.give_back(onto, self.save_of(save))
+
+    def change(self, change: Change,
+               attr_journal: list[tuple[dict[str, Value], str, Value | None]] | None) -> None:
+        changed = self.context.objects[change.index]
+        if isinstance(changed, Storage):
+            if change.leaf is not None:
+                changed.leaf = change.leaf
+        elif isinstance(changed, NnModule):
+            changed.calls |= change.calls  # type: ignore[arg-type]
+        elif isinstance(changed, Value):
+            changed.requires_grad = change.requires_grad
+            if change.history:
+                changed.history = changed.history + tuple(self.lineage(h)
+                                                          for h in change.history)
+            if change.attrs and changed.attrs is not None:
+                for key, item in change.attrs.items():
+                    if attr_journal is not None:
+                        attr_journal.append((changed.attrs, key, changed.attrs.get(key)))
+                    changed.attrs[key] = self.out(item)
+            if change.items_changed:
+                changed.items = None if change.items is None else \
+                    [self.out(item) for item in change.items]
+
+    def lineage(self, value: Value) -> Value:
+        lineages = self.lineages
         known = lineages.get(id(value))
         if known is not None:
             return known
@@ -303,110 +378,61 @@ def replay(summary: Summary, context: Context, autograd: Autograd,
             lineages[id(current)].history = tuple(lineages[id(h)] for h in current.history)
         return lineages[id(value)]
 
-    def storage_of(storage: Storage) -> Storage:
-        found = actual.get(id(storage))
+    def storage_of(self, storage: Storage) -> Storage:
+        found = self.actual.get(id(storage))
         if found is None:
-            copy = autograd.new_storage(storage.leaf, storage.param)
-            copy.saves = [save_of(save) for save in storage.saves]
+            copy = self.autograd.new_storage(storage.leaf, storage.param)
+            copy.saves = [self.save_of(save) for save in storage.saves]
             copy.pending = list(storage.pending)
-            actual[id(storage)] = found = copy
+            self.actual[id(storage)] = found = copy
         assert isinstance(found, Storage)
         return found
 
-    def save_of(save: Save) -> Save:
-        found = saves.get(id(save))
+    def save_of(self, save: Save) -> Save:
+        found = self.saves.get(id(save))
         if found is None:
             source = save.source
             found = save if not isinstance(source, Value) else Save(
-                save.piece, save.node, save.op, save.role, save.confidence, lineage(source))
-            saves[id(save)] = found
+                save.piece, save.node, save.op, save.role, save.confidence,
+                self.lineage(source))
+            self.saves[id(save)] = found
         return found
 
-    def layer_of(layer: NnModule | None) -> NnModule | None:
-        found = None if layer is None else actual.get(id(layer))
+    def layer_of(self, layer: NnModule | None) -> NnModule | None:
+        found = None if layer is None else self.actual.get(id(layer))
         return found if isinstance(found, NnModule) else layer
 
-    def out(value: Value) -> Value:
-        found = actual.get(id(value))
+    def out(self, value: Value) -> Value:
+        """The caller's value for one the callee returned or stored on its inputs."""
+        found = self.actual.get(id(value))
         if found is not None:
             assert isinstance(found, Value)
             return found
         copy = Value(value.kind, requires_grad=value.requires_grad, view=value.view,
                      const=value.const, name=value.name, maybe_list=value.maybe_list)
-        actual[id(value)] = copy
-        copy.storages = tuple(storage_of(s) for s in value.storages)
-        copy.items = None if value.items is None else [out(item) for item in value.items]
-        copy.spec = spec_of(value.spec)  # type: ignore[assignment]
+        self.actual[id(value)] = copy
+        copy.storages = tuple(self.storage_of(s) for s in value.storages)
+        copy.items = None if value.items is None else [self.out(item) for item in value.items]
+        copy.spec = self.spec_of(value.spec)  # type: ignore[assignment]
         copy.attrs = None if value.attrs is None else \
-            {key: out(item) for key, item in value.attrs.items()}
-        copy.params = None if value.params is None else storage_of(value.params)
-        copy.updates = None if value.updates is None else [out(u) for u in value.updates]
-        copy.element = None if value.element is None else out(value.element)
-        copy.history = (lineage(value),)
+            {key: self.out(item) for key, item in value.attrs.items()}
+        copy.params = None if value.params is None else self.storage_of(value.params)
+        copy.updates = None if value.updates is None else [self.out(u) for u in value.updates]
+        copy.element = None if value.element is None else self.out(value.element)
+        copy.history = (self.lineage(value),)
         return copy
 
-    def spec_of(spec: object) -> object:
-        if isinstance(spec, (NnModule, Sequential)) and id(spec) in actual:
-            return actual[id(spec)]
+    def spec_of(self, spec: object) -> object:
+        if isinstance(spec, (NnModule, Sequential)) and id(spec) in self.actual:
+            return self.actual[id(spec)]
         if isinstance(spec, NnModule):
             copy = NnModule(spec.facts, spec.inplace, spec.piece, spec.node, set(spec.calls),
                             spec.identity)
-            actual[id(spec)] = copy
+            self.actual[id(spec)] = copy
             return copy
         if isinstance(spec, Sequential):
             sequence = Sequential([], spec.piece, spec.node)
-            actual[id(spec)] = sequence
-            sequence.items = [out(item) for item in spec.items]
+            self.actual[id(spec)] = sequence
+            sequence.items = [self.out(item) for item in spec.items]
             return sequence
         return spec
-
-    outer_via, outer_plan = autograd.via, autograd.plan
-    try:
-        for event in summary.events:
-            if isinstance(event, WriteEvent):
-                autograd.via, autograd.plan = via + event.via, event.plan
-                autograd.write_one(storage_of(event.storage), event.piece, event.node,
-                                   event.op, layer_of(event.layer), event.confidence,
-                                   event.place)
-            elif isinstance(event, BackwardEvent):
-                autograd.via, autograd.plan = via + event.via, None
-                loss = None if event.loss is None else lineage(event.loss)
-                autograd.backward(event.piece, event.node, event.retain, event.place, loss)
-            else:
-                kind, storage, save = event
-                onto = storage_of(storage)
-                if kind == "save":
-                    autograd.add_save(onto, save_of(save))
-                elif kind == "unsave":
-                    autograd.take_back(onto, save_of(save))
-                else:
-                    autograd.give_back(onto, save_of(save))
-        autograd.plan = None
-        for finding in summary.findings:
-            autograd.via = via + finding.via
-            autograd.report(Finding(finding.code, finding.piece, finding.node, finding.op,
-                                    finding.confidence, finding.saves, finding.detail,
-                                    autograd.via, layer_of(finding.layer), finding.plan))
-    finally:
-        autograd.via, autograd.plan = outer_via, outer_plan
-    for change in summary.changes:
-        changed = context.objects[change.index]
-        if isinstance(changed, Storage):
-            if change.leaf is not None:
-                changed.leaf = change.leaf
-        elif isinstance(changed, NnModule):
-            changed.calls |= change.calls  # type: ignore[arg-type]
-        elif isinstance(changed, Value):
-            target = changed
-            target.requires_grad = change.requires_grad
-            if change.history:
-                target.history = target.history + tuple(lineage(h) for h in change.history)
-            if change.attrs and target.attrs is not None:
-                for key, item in change.attrs.items():
-                    if attr_journal is not None:
-                        attr_journal.append((target.attrs, key, target.attrs.get(key)))
-                    target.attrs[key] = out(item)
-            if change.items_changed:
-                target.items = None if change.items is None else \
-                    [out(item) for item in change.items]
-    return out(summary.result)

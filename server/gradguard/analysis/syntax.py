@@ -33,15 +33,15 @@ def parse(text: str) -> ast.Module:
     try:
         return ast.parse(text)
     except SyntaxError as error:
-        return _raise(f"syntax error: {error.msg}", error.lineno or 0, error.offset or 1)
+        failure = SourceError(f"syntax error: {error.msg}", error.lineno or 0,
+                              error.offset or 1)
     except (RecursionError, MemoryError):
-        return _raise("too deeply nested to parse")
+        failure = SourceError("too deeply nested to parse")
     except ValueError as error:  # null bytes
-        return _raise(f"cannot parse: {error}")
-
-
-def _raise(message: str, line: int = 0, column: int = 0) -> ast.Module:
-    raise SourceError(message, line, column) from None
+        failure = SourceError(f"cannot parse: {error}")
+    # Raised outside the handler: the error keeps no parser frames (an editor keeps it
+    # for as long as the block stays broken).
+    raise failure
 
 
 def char_column(line: str, offset: int) -> int:

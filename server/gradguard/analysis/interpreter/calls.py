@@ -62,7 +62,7 @@ class Calls(State):
                      info: ClassInfo | None) -> None:
         """Run a function as an entry point, with the arguments a caller would pass."""
         args: list[Value] = []
-        program = function.program
+        program = self.program_at(function.path)
         if function.name == "forward" and info is not None and \
                 program.is_module_class(info, self.reads):
             # A module's forward is called with tensors. The first is taken to be the
@@ -80,9 +80,9 @@ class Calls(State):
                     kwargs: dict[str, Value]) -> Value:
         """A user class instance: its attributes are whatever ``__init__`` assigns."""
         params = self.autograd.new_storage(param=True, leaf=True)
-        instance = Value("module", spec=UserModule(info.program.path, info.name), attrs={},
+        instance = Value("module", spec=UserModule(info.path, info.name), attrs={},
                          params=params)
-        found = info.program.method(info, "__init__", self.reads)
+        found = self.program_at(info.path).method(info, "__init__", self.reads)
         if found is not None:
             self.call_function(found[1], args, kwargs, instance, site)
         return instance
@@ -208,7 +208,8 @@ class Calls(State):
     def _frame(self, function: FunctionInfo, run: Run,
                fills: tuple[str | None, ...]) -> Frame:
         spec = function.node.args
-        frame = Frame({}, function.piece, function.program, run.input(0))
+        program = self.program_at(function.path)
+        frame = Frame({}, function.piece, program, run.input(0))
         params = list(spec.posonlyargs) + list(spec.args)
         defaults: list[ast.expr | None] = \
             [None] * (len(params) - len(spec.defaults)) + list(spec.defaults)
@@ -217,7 +218,7 @@ class Calls(State):
             params, defaults = params[1:], defaults[1:]
         named = list(zip(params, defaults, strict=True)) + \
             list(zip(spec.kwonlyargs, spec.kw_defaults, strict=True))
-        empty = Frame({}, function.piece, function.program)
+        empty = Frame({}, function.piece, program)
         for position, ((param, default), fill) in enumerate(zip(named, fills, strict=False)):
             given = run.input(position + 1)
             if given is not None:
@@ -389,7 +390,8 @@ class Calls(State):
                                     self.text(frame.piece, call.func))
         if isinstance(owner.spec, UserModule):
             info = self.class_of(owner.spec)
-            found = None if info is None else info.program.method(info, name, self.reads)
+            found = None if info is None else \
+                self.program_at(info.path).method(info, name, self.reads)
             if found is not None:
                 owner_info, method = found
                 bound = None if name in owner_info.staticmethods else owner
@@ -440,8 +442,9 @@ class Calls(State):
             info = self.class_of(spec)
             found = None
             if info is not None:
-                found = info.program.method(info, "forward", self.reads) or \
-                    info.program.method(info, "__call__", self.reads)
+                program = self.program_at(info.path)
+                found = program.method(info, "forward", self.reads) or \
+                    program.method(info, "__call__", self.reads)
             if found is not None:
                 return self.call_function(found[1], args, {}, module, (piece, node))
         return unknown()

@@ -103,6 +103,11 @@ class State:
         if self.steps > MAX_STEPS:
             raise OutOfBudget
 
+    def program_at(self, path: str) -> Program:
+        program = self.programs.get(path)
+        assert program is not None, f"no program for {path}"
+        return program
+
     # -- text -------------------------------------------------------------------------
 
     @staticmethod

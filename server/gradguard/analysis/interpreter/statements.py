@@ -77,7 +77,7 @@ class Statements(State):
             self.exec_block(statement.orelse, frame)
             self.exec_block(statement.finalbody, frame)
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            function = FunctionInfo(statement, frame.piece, frame.program, nested=True)
+            function = FunctionInfo(statement, frame.piece, frame.program.path, nested=True)
             frame.env[statement.name] = Value("function", const=function)
         elif isinstance(statement, ast.ClassDef):
             frame.env[statement.name] = unknown()
