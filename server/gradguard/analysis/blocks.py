@@ -1,8 +1,8 @@
 """Splitting a document into top-level blocks (imports, classes, functions, statements).
 
 A block starts at a line that begins in column 0 with code, outside a triple-quoted
-string; lines that continue a statement (``else:``, ``except``, a closing bracket) and
-the decorators before a definition stay with their block. The split is a pure function
+string; lines that continue a statement (``else:``, ``except``, a closing bracket, the
+line after a backslash) and the decorators before a definition stay with their block. The split is a pure function
 of the text, fast enough to redo on every keystroke of a large file, and a half-typed
 line breaks only its own block.
 """
@@ -90,6 +90,8 @@ def split_blocks(source: str) -> list[BlockText]:
     for index in range(1, len(lines)):
         if index in in_string or not _starts_block(lines[index]):
             continue
+        if lines[index - 1].rstrip("\r\n").endswith("\\"):
+            continue  # the line before goes on here (a backslash continuation)
         if not decorating:
             starts.append(index)
         # Joined or not, the block is still decorators only if this line is one.
@@ -134,8 +136,8 @@ def resplit_blocks(old: str, blocks: list[BlockText], new: str) -> list[BlockTex
     """
     if not blocks:
         return split_blocks(new)
-    prefix = common_prefix(old, new)
-    suffix = common_suffix(old, new, min(len(old), len(new)) - prefix)
+    prefix = _block_prefix(blocks, new)
+    suffix = _block_suffix(blocks, old, new, min(len(old), len(new)) - prefix)
     offsets = [0]
     for block in blocks:
         offsets.append(offsets[-1] + len(block.text))
@@ -165,6 +167,32 @@ def resplit_blocks(old: str, blocks: list[BlockText], new: str) -> list[BlockTex
                          for b in blocks[after:]])
             position += len(piece.text)
     return blocks[:first] + _moved(split_blocks(new[start:]), line - 1)
+
+
+def _block_prefix(blocks: list[BlockText], new: str) -> int:
+    """``common_prefix(old, new)`` where ``old`` is the blocks' text: whole blocks are
+    compared in place first, so only the block holding the change is searched."""
+    at = 0
+    for block in blocks:
+        if not new.startswith(block.text, at):
+            return at + common_prefix(block.text, new[at:at + len(block.text)])
+        at += len(block.text)
+    return at
+
+
+def _block_suffix(blocks: list[BlockText], old: str, new: str, limit: int) -> int:
+    """``common_suffix(old, new, limit)``, block by block from the end likewise."""
+    matched = 0
+    end = len(new)
+    for block in reversed(blocks):
+        size = len(block.text)
+        if matched + size > limit or not new.endswith(block.text, 0, end):
+            tail = new[max(end - size, 0):end]
+            return matched + common_suffix(block.text, tail,
+                                           min(size, len(tail), limit - matched))
+        matched += size
+        end -= size
+    return matched
 
 
 def _line_total(pieces: list[BlockText]) -> int:

@@ -37,6 +37,7 @@ from gradguard.analysis.program import (
     Program,
     StatementIndex,
     build_program,
+    changed_names,
     index_statement,
 )
 from gradguard.analysis.roots import Root, RootResult, roots, run_root
@@ -151,24 +152,6 @@ class _Cached:
     names: frozenset[tuple[str, str]]
 
 
-def _changed_definitions(before: Program | None,
-                         after: Program) -> frozenset[tuple[str, str]] | None:
-    """(path, name) of each class or function that is another node (or none) in
-    ``after``; ``None`` when anything may have changed."""
-    if before is None or before.aliases != after.aliases:
-        return None  # an import changed: every lookup is checked
-    changed = set()
-    for name in before.classes.keys() | after.classes.keys():
-        old, new = before.classes.get(name), after.classes.get(name)
-        if old is None or new is None or old.node is not new.node:
-            changed.add((after.path, name))
-    for name in before.functions.keys() | after.functions.keys():
-        old_f, new_f = before.functions.get(name), after.functions.get(name)
-        if old_f is None or new_f is None or old_f.node is not new_f.node:
-            changed.add((after.path, name))
-    return frozenset(changed)
-
-
 @dataclass
 class IncrementalDocument:
     """The analysis state of one open document. ``incremental=False`` redoes everything."""
@@ -182,17 +165,20 @@ class IncrementalDocument:
     _summaries: SummaryCache = field(default_factory=SummaryCache)
     _program: Program | None = None
     _pieces: list[BlockText] = field(default_factory=list)
+    # The ids of the pieces of the last update.
+    _live: set[int] = field(default_factory=set)
 
     def update(self, text: str, selection: Selection | None = None) -> list[Hazard]:
         if self.incremental:
             self._pieces = resplit_blocks(self.text, self._pieces, text)
         else:
             self._pieces = split_blocks(text)
-            self._cache, self._summaries = {}, SummaryCache()
+            self._cache, self._summaries, self._live = {}, SummaryCache(), set()
         self.text = text
         self.blocks = self._rebuild(self._pieces)
         program = self._build_program()
-        changed = _changed_definitions(self._program, program)
+        changed = None if self._program is None else \
+            frozenset(changed_names(self._program, program))
         self._program = program
         programs = {self.path: program}
         self._forget_summaries(programs, changed)
@@ -227,7 +213,8 @@ class IncrementalDocument:
         old = self.blocks if self.incremental else []
         same_text: dict[str, list[Block]] = {}
         for block in old:
-            if not block.stale and block.statements is not None:
+            # A block that did not parse and still does not keeps its error, unparsed.
+            if not block.stale:
                 same_text.setdefault(block.text, []).append(block)
         kept: list[Block | None] = []
         reused: set[int] = set()
@@ -276,14 +263,8 @@ class IncrementalDocument:
         """Drop the summaries whose function is gone or whose lookups no longer hold."""
         live = {id(b.piece) for b in self.blocks if b.piece is not None}
         live |= {id(piece) for b in self.blocks for piece, _ in b.methods.values()}
-        entries = self._summaries.entries
-        for key, summary in list(entries.items()):
-            if id(summary.function.piece) not in live or (
-                    (changed is None or not changed.isdisjoint(summary.names)) and
-                    not summary.reads.still_hold(programs)):
-                del entries[key]
-                for storage in summary.storages:
-                    storage.saves, storage.pending = [], []
+        gone, self._live = self._live - live, live
+        self._summaries.forget(gone, changed, programs)
 
     def _result(self, programs: dict[str, Program], root: Root,
                 changed: frozenset[tuple[str, str]] | None) -> RootResult:

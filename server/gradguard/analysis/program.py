@@ -60,8 +60,10 @@ class Reads:
     found: dict[tuple[str, ...], object] = field(default_factory=dict)
 
     def names(self) -> frozenset[tuple[str, str]]:
-        """(path, class or function name) of every lookup."""
-        return frozenset((key[0], key[2]) for key in self.found)
+        """(path, what was looked up) of every lookup, as ``definition_names`` has them:
+        ``C`` for a class's bases, ``C.m`` for a method, ``f`` for a function,
+        ``alias n`` for an imported name, ``module m`` for an import's file."""
+        return frozenset((key[0], _name(key)) for key in self.found)
 
     def paths(self) -> frozenset[str]:
         return frozenset(key[0] for key in self.found)
@@ -73,6 +75,38 @@ class Reads:
         # Bases compare by value, nodes by identity (ast nodes have no __eq__).
         return all(_look(programs.get(key[0]), key) == seen
                    for key, seen in self.found.items())
+
+
+def _name(key: tuple[str, ...]) -> str:
+    kind = key[1]
+    if kind == "method":
+        return f"{key[2]}.{key[3]}"
+    if kind in ("alias", "module"):
+        return f"{kind} {key[2]}"
+    return key[2]
+
+
+def changed_names(before: Program, after: Program) -> set[tuple[str, str]]:
+    """What a lookup could find differently in ``after`` than in ``before``, named as
+    ``Reads.names`` names lookups: an edit inside one method changes that method only."""
+    path = after.path
+    changed = {(path, f"alias {name}") for name in before.aliases.keys() | after.aliases.keys()
+               if before.aliases.get(name) != after.aliases.get(name)}
+    for name in before.classes.keys() | after.classes.keys():
+        old, new = before.classes.get(name), after.classes.get(name)
+        if old is None or new is None or old.bases != new.bases:
+            changed.add((path, name))
+        old_methods = {} if old is None else old.methods
+        new_methods = {} if new is None else new.methods
+        for method in old_methods.keys() | new_methods.keys():
+            old_m, new_m = old_methods.get(method), new_methods.get(method)
+            if old_m is None or new_m is None or old_m.node is not new_m.node:
+                changed.add((path, f"{name}.{method}"))
+    for name in before.functions.keys() | after.functions.keys():
+        old_f, new_f = before.functions.get(name), after.functions.get(name)
+        if old_f is None or new_f is None or old_f.node is not new_f.node:
+            changed.add((path, name))
+    return changed
 
 
 def _look(program: Program | None, key: tuple[str, ...]) -> object:

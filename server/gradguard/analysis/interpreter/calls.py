@@ -119,7 +119,7 @@ class Calls(State):
         if summary is None or summary.function.node is not node:
             summary = self._summarise(function, context, fills, grad)
             if summary.cut is None:
-                self.cache.entries[key] = summary
+                self.cache.add(key, summary)
         else:
             self.reads.update(summary.reads)
         via = self.autograd.via

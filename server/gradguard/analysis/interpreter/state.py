@@ -64,11 +64,52 @@ AttrJournal = list[tuple[dict[str, Value], str, Value | None]]
 
 
 class SummaryCache:
-    """Summaries by function and context, shared by every root of an analysis."""
+    """Summaries by function and context, shared by every root of an analysis (and, in
+    an editor, kept from one edit to the next while they hold)."""
 
     def __init__(self) -> None:
         self.entries: dict[tuple[object, ...], Summary] = {}
         self.computed = 0
+        # Which entries looked up each name, and which were computed from each piece.
+        self._by_name: dict[tuple[str, str], set[tuple[object, ...]]] = {}
+        self._by_piece: dict[int, set[tuple[object, ...]]] = {}
+
+    def add(self, key: tuple[object, ...], summary: Summary) -> None:
+        self.entries[key] = summary
+        for name in summary.names:
+            self._by_name.setdefault(name, set()).add(key)
+        self._by_piece.setdefault(id(summary.function.piece), set()).add(key)
+
+    def forget(self, gone_pieces: set[int], changed: frozenset[tuple[str, str]] | None,
+               programs: Mapping[str, Program | None]) -> None:
+        """Drop the summaries of pieces that are gone, and those whose lookups named
+        something that changed and no longer find the same (``None``: check them all)."""
+        doubtful: set[tuple[object, ...]] = set()
+        for piece in gone_pieces:
+            doubtful |= self._by_piece.pop(piece, set())
+        stale = set(doubtful)
+        names = self._by_name.keys() if changed is None else changed & self._by_name.keys()
+        for name in list(names):
+            for key in self._by_name.get(name, ()):
+                if key not in stale:
+                    summary = self.entries.get(key)
+                    if summary is not None and not summary.reads.still_hold(programs):
+                        stale.add(key)
+        for key in stale:
+            summary = self.entries.pop(key, None)
+            if summary is None:
+                continue
+            for name in summary.names:
+                keys = self._by_name.get(name)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:
+                        del self._by_name[name]
+            keys = self._by_piece.get(id(summary.function.piece))
+            if keys is not None:
+                keys.discard(key)
+            for storage in summary.storages:  # break their cycles: freed at once
+                storage.saves, storage.pending = [], []
 
 
 @dataclass
