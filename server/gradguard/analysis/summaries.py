@@ -241,8 +241,14 @@ class Summary:
     # Every storage of the run (to break their cycles once the summary is dropped).
     storages: list[Storage] = field(default_factory=list)
 
-    def __post_init__(self) -> None:
-        self.names = self.reads.names()
+    _names: frozenset[tuple[str, str]] | None = None
+
+    @property
+    def names(self) -> frozenset[tuple[str, str]]:
+        """What its lookups named (an editor drops it when one of them changes)."""
+        if self._names is None:
+            self._names = self.reads.names()
+        return self._names
 
 
 class Run:

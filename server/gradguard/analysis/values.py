@@ -22,7 +22,7 @@ Kind = Literal["tensor", "unknown", "module", "optimizer", "list", "const", "fun
 ViewKind = Literal["view", "multi", "leaf", "nograd"]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Save:
     """A tensor autograd keeps for backward: which op saved it, and where."""
 
@@ -35,7 +35,7 @@ class Save:
     source: object = None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class PendingWrite:
     """A write to saved parameters, reported only if a later backward needs them."""
 
@@ -47,7 +47,7 @@ class PendingWrite:
     place: Place | None = None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Storage:
     saves: list[Save] = field(default_factory=list)
     leaf: bool = False
@@ -55,7 +55,7 @@ class Storage:
     pending: list[PendingWrite] = field(default_factory=list)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class NnModule:
     facts: ModuleFacts
     inplace: bool | None
@@ -67,7 +67,7 @@ class NnModule:
     identity: bool = False
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Sequential:
     items: list[Value]
     piece: Piece
@@ -90,7 +90,7 @@ class UnknownModule:
 ModuleSpec = NnModule | Sequential | UserModule | UnknownModule
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Value:
     kind: Kind
     storages: tuple[Storage, ...] = ()
