@@ -2,9 +2,9 @@
 
 A block starts at a line that begins in column 0 with code, outside a triple-quoted
 string; lines that continue a statement (``else:``, ``except``, a closing bracket, the
-line after a backslash) and the decorators before a definition stay with their block. The split is a pure function
-of the text, fast enough to redo on every keystroke of a large file, and a half-typed
-line breaks only its own block.
+line after a backslash) and the decorators before a definition stay with their block.
+The split is a pure function of the text, fast enough to redo on every keystroke of a
+large file, and a half-typed line breaks only its own block.
 """
 
 from __future__ import annotations

@@ -48,9 +48,14 @@ from gradguard.analysis.values import (
 Obj = Value | Storage | NnModule | Sequential
 
 
-def _const_key(const: object) -> object:
-    if const is None:
-        return None
+# Constants of these types enter a context as their type only: a function called with
+# 79 model names is summarised once, unless it looks at the name (then the summary is
+# guarded by the value it saw; see ``Summary.guard``).
+SCALARS = (str, int, float, bool, type(None), bytes, complex)
+
+
+def const_key(const: object) -> object:
+    """A constant as a context key holds it exactly."""
     if isinstance(const, FunctionInfo):
         return ("def", id(const.node))
     if isinstance(const, ClassInfo):
@@ -62,6 +67,12 @@ def _const_key(const: object) -> object:
     return (type(const).__name__, const)
 
 
+def _const_key(const: object) -> object:
+    if type(const) in SCALARS:
+        return ("scalar", type(const).__name__)
+    return const_key(const)
+
+
 @dataclass(eq=False)
 class Context:
     """A call's inputs in canonical order, and the key two equal contexts share."""
@@ -70,6 +81,18 @@ class Context:
     objects: list[Obj]
     # Where each input is among ``objects`` (None: a parameter left to its default).
     inputs: tuple[int | None, ...]
+
+    def matches(self, guard: Guard) -> bool:
+        """Whether the constants a summary looked at are the same here."""
+        for index, expected in guard:
+            found = self.objects[index]
+            if not isinstance(found, Value) or const_key(found.const) != expected:
+                return False
+        return True
+
+
+# (index in the context, exact constant) of each constant input a summary looked at.
+Guard = tuple[tuple[int, object], ...]
 
 
 def context_of(inputs: Sequence[Value | None]) -> Context:
@@ -240,6 +263,8 @@ class Summary:
     cut: int | None = None
     # Every storage of the run (to break their cycles once the summary is dropped).
     storages: list[Storage] = field(default_factory=list)
+    # The constant inputs whose values the run looked at: it holds where they are equal.
+    guard: Guard = ()
 
     _names: frozenset[tuple[str, str]] | None = None
 
@@ -260,6 +285,12 @@ class Run:
         self.autograd.inputs = {id(p) for p in self.placeholders if isinstance(p, Storage)}
         self.before = _snapshot(self.placeholders)
         self.inputs = context.inputs
+        # The constant inputs whose values a context leaves out: looking at one of them
+        # makes the summary hold only for that value.
+        self.watched = {id(p): index for index, p in enumerate(self.placeholders)
+                        if isinstance(p, Value) and p.kind == "const"
+                        and type(p.const) in SCALARS}
+        self.observed: set[int] = set()
 
     def input(self, position: int) -> Value | None:
         at = self.inputs[position]
@@ -271,10 +302,12 @@ class Run:
 
     def finish(self, function: FunctionInfo, result: Value, reads: Reads,
                cut: int | None) -> Summary:
+        guard = tuple(sorted((index, const_key(self.placeholders[index].const))  # type: ignore[union-attr]
+                             for index in (self.watched[i] for i in self.observed)))
         return Summary(function, self.placeholders, self.autograd.events,
                        list(self.autograd.findings.values()), result,
                        _changes(self.placeholders, self.before), reads, cut,
-                       self.autograd.storages)
+                       self.autograd.storages, guard)
 
 
 def replay(summary: Summary, context: Context, autograd: Autograd,

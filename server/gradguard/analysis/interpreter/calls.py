@@ -17,7 +17,6 @@ from gradguard.analysis.interpreter.state import (
     Frame,
     Position,
     State,
-    retains,
 )
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Reads, decorator_names
 from gradguard.analysis.summaries import Context, Run, Summary, context_of, replay
@@ -29,7 +28,6 @@ from gradguard.analysis.values import (
     Value,
     constant,
     is_tensorish,
-    join,
     unknown,
 )
 from gradguard.fixes.plans import CloneIfUsedLater, Place, Plan, is_dotted
@@ -49,6 +47,8 @@ class _Saved:
     block: Sequence[ast.stmt]
     reads: Reads
     cut: int | None
+    watched: dict[int, int]
+    observed: set[int]
 
 
 # How a parameter no argument was given for is filled inside the callee.
@@ -115,13 +115,16 @@ class Calls(State):
             grad = False
         context = context_of(inputs)
         key = (id(node), grad, self.repeating > 0, fills, context.key)
-        summary = self.cache.entries.get(key)
+        summary = self.cache.find(key, context)
         if summary is None or summary.function.node is not node:
             summary = self._summarise(function, context, fills, grad)
             if summary.cut is None:
                 self.cache.add(key, summary)
         else:
             self.reads.update(summary.reads)
+        # What the callee looked at, the caller's run has looked at too.
+        self.observe(*(found for index, _ in summary.guard
+                       if isinstance(found := context.objects[index], Value)))
         via = self.autograd.via
         if site is not None and self.stack:
             via = via + (site,)
@@ -168,9 +171,10 @@ class Calls(State):
         self.cache.computed += 1
         run = Run(context, grad)
         saved = _Saved(self.autograd, self.attr_journal, self.positions, self.place,
-                       self.block, self.reads, self.cut)
+                       self.block, self.reads, self.cut, self.watched, self.observed)
         self.autograd, self.attr_journal, self.positions = run.autograd, None, []
         self.place, self.block, self.reads, self.cut = None, (), Reads(), None
+        self.watched, self.observed = run.watched, run.observed
         level = len(self.stack)
         self.stack.append(function.node)
         reads = self.reads
@@ -196,7 +200,7 @@ class Calls(State):
         if frame.returns:
             result = frame.returns[0]
             for value in frame.returns[1:]:
-                result = join(result, value)
+                result = self.join(result, value)
         return run.finish(function, result, reads, cut)
 
     def _restore(self, saved: _Saved) -> None:
@@ -204,6 +208,7 @@ class Calls(State):
             saved.autograd, saved.attr_journal, saved.positions
         self.place, self.block, self.reads, self.cut = \
             saved.place, saved.block, saved.reads, saved.cut
+        self.watched, self.observed = saved.watched, saved.observed
 
     def _frame(self, function: FunctionInfo, run: Run,
                fills: tuple[str | None, ...]) -> Frame:
@@ -342,11 +347,12 @@ class Calls(State):
             return unknown()
         label = f"{self.text(piece, call.func)}()"
         if name == "backward":
-            self.autograd.backward(piece, call, retain=retains(kwargs), place=self.place,
+            self.autograd.backward(piece, call, retain=self.retains(kwargs), place=self.place,
                                    loss=owner)
             return constant(None)
         if name == "requires_grad_":
             flag = args[0] if args else kwargs.get("requires_grad")
+            self.observe(flag)
             on = flag is None or (flag.kind == "const" and bool(flag.const))
             if on and owner.view is None and owner.requires_grad is False:
                 for storage in owner.storages:
@@ -373,6 +379,7 @@ class Calls(State):
         if name == "named_parameters":
             return Value("list", updates=[owner])
         if name in ("eval", "train") and owner.attrs is not None:
+            self.observe(*args[:1])
             mode = name == "train" and not (args and args[0].kind == "const" and
                                             args[0].const is False)
             owner.attrs["training"] = constant(mode)
@@ -381,6 +388,7 @@ class Calls(State):
             return owner
         if name in ("register_buffer", "register_parameter", "add_module") and \
                 len(args) > 1 and owner.attrs is not None:
+            self.observe(args[0])
             key = args[0].const if args[0].kind == "const" else None
             if isinstance(key, str):
                 owner.attrs[key] = args[1]

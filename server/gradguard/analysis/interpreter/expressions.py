@@ -13,7 +13,6 @@ from gradguard.analysis.values import (
     Value,
     constant,
     is_tensorish,
-    join,
     unknown,
 )
 
@@ -47,12 +46,12 @@ class Expressions(State):
         values = self.comparands(expr, frame)
         if any(is_tensorish(v) for v in values):
             return self.autograd.fresh(False)
-        return constant(_compare(values, expr.ops))
+        return constant(self.compare(values, expr.ops))
 
     def eval_boolean(self, expr: ast.BoolOp, frame: Frame) -> Value:
         result = self.eval(expr.values[0], frame)
         for value in expr.values[1:]:
-            result = join(result, self.eval(value, frame))
+            result = self.join(result, self.eval(value, frame))
         return result
 
     def eval_sequence(self, expr: ast.List | ast.Tuple, frame: Frame) -> Value:
@@ -73,7 +72,7 @@ class Expressions(State):
             return self.eval(expr.body, frame)
         if test is False:
             return self.eval(expr.orelse, frame)
-        return join(self.eval(expr.body, frame), self.eval(expr.orelse, frame))
+        return self.join(self.eval(expr.body, frame), self.eval(expr.orelse, frame))
 
     def eval_walrus(self, expr: ast.NamedExpr, frame: Frame) -> Value:
         value = self.eval(expr.value, frame)
@@ -160,6 +159,7 @@ class Expressions(State):
         if isinstance(expr.slice, (ast.Tuple, ast.Slice)):
             return None
         value = self.eval(expr.slice, frame)
+        self.observe(value)
         return value.const if value.kind == "const" else None
 
     def eval_binary(self, expr: ast.BinOp, frame: Frame) -> Value:
@@ -194,6 +194,7 @@ class Expressions(State):
             if effect is not None:
                 return self.autograd.apply(effect, frame.piece, expr, "-", [operand])
         if operand.kind == "const" and isinstance(operand.const, (int, float)):
+            self.observe(operand)
             return constant(-operand.const if isinstance(expr.op, ast.USub) else operand.const)
         return operand if is_tensorish(operand) else unknown()
 
@@ -213,9 +214,10 @@ class Expressions(State):
             return False if all(value is False for value in values) else None
         if isinstance(expr, ast.Compare):
             # Each operand once: a comparison's truth and its value are one evaluation.
-            return _compare(self.comparands(expr, frame), expr.ops)
+            return self.compare(self.comparands(expr, frame), expr.ops)
         value = self.eval(expr, frame)
         if value.kind == "const" and value.const is not UNKNOWN_INT:
+            self.observe(value)
             return bool(value.const)
         if value.kind == "module":
             return True
@@ -224,16 +226,18 @@ class Expressions(State):
     def comparands(self, expr: ast.Compare, frame: Frame) -> list[Value]:
         return [self.eval(expr.left, frame)] + [self.eval(c, frame) for c in expr.comparators]
 
-
-def _compare(values: list[Value], operators: list[ast.cmpop]) -> bool | None:
-    """What ``a op b op c ...`` is when its operands are known constants, else ``None``."""
-    known = True
-    for left, right, operator in zip(values, values[1:], operators, strict=False):
-        holds = _compare_pair(left, right, operator)
-        if holds is False:
-            return False
-        known = known and holds is True
-    return True if known else None
+    def compare(self, values: list[Value], operators: list[ast.cmpop]) -> bool | None:
+        """What ``a op b op c ...`` is when known; the constants it decided on are looked
+        at (``x in names`` decides nothing, so it looks at nothing)."""
+        known = True
+        for left, right, operator in zip(values, values[1:], operators, strict=False):
+            holds = _compare_pair(left, right, operator)
+            if holds is not None:
+                self.observe(left, right)
+            if holds is False:
+                return False
+            known = known and holds is True
+        return True if known else None
 
 
 def _compare_pair(left: Value, right: Value, operator: ast.cmpop) -> bool | None:

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from gradguard.analysis.autograd import Autograd
 from gradguard.analysis.names import dotted_name
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, Reads
-from gradguard.analysis.summaries import Summary
+from gradguard.analysis.summaries import Context, Guard, Summary
 from gradguard.analysis.syntax import Piece
-from gradguard.analysis.values import Storage, Value
+from gradguard.analysis.values import Storage, Value, join
 from gradguard.facts.table import Facts, InplaceFlag
 from gradguard.fixes.plans import Place, Plan
 
@@ -30,15 +30,6 @@ GRAD_OFF = {
     "torch.autograd.grad_mode.no_grad",
 }
 GRAD_ON = {"torch.enable_grad", "torch.autograd.enable_grad"}
-
-
-def retains(kwargs: dict[str, Value]) -> bool:
-    """Whether a backward keeps its graph (``retain_graph=``, ``create_graph=``)."""
-    for key in ("retain_graph", "create_graph"):
-        value = kwargs.get(key)
-        if value is not None and not (value.kind == "const" and not value.const):
-            return True
-    return False
 
 
 class OutOfBudget(Exception):
@@ -68,13 +59,24 @@ class SummaryCache:
     an editor, kept from one edit to the next while they hold)."""
 
     def __init__(self) -> None:
+        # By function and context key, then by the values of the constants it looked at.
         self.entries: dict[tuple[object, ...], Summary] = {}
+        self.variants: dict[tuple[object, ...], list[Guard]] = {}
         self.computed = 0
         # Which entries looked up each name, and which were computed from each piece.
         self._by_name: dict[tuple[str, str], set[tuple[object, ...]]] = {}
         self._by_piece: dict[int, set[tuple[object, ...]]] = {}
 
-    def add(self, key: tuple[object, ...], summary: Summary) -> None:
+    def find(self, key: tuple[object, ...], context: Context) -> Summary | None:
+        for guard in self.variants.get(key, []):
+            if context.matches(guard):
+                return self.entries[(key, guard)]
+        return None
+
+    def add(self, context_key: tuple[object, ...], summary: Summary) -> None:
+        key = (context_key, summary.guard)
+        if key not in self.entries:
+            self.variants.setdefault(context_key, []).append(summary.guard)
         self.entries[key] = summary
         for name in summary.names:
             self._by_name.setdefault(name, set()).add(key)
@@ -99,6 +101,10 @@ class SummaryCache:
             summary = self.entries.pop(key, None)
             if summary is None:
                 continue
+            context_key, guard = key
+            guards = self.variants.get(context_key)  # type: ignore[call-overload]
+            if guards is not None and guard in guards:
+                guards.remove(guard)
             for name in summary.names:
                 keys = self._by_name.get(name)
                 if keys is not None:
@@ -133,6 +139,10 @@ class State:
     attr_journal: AttrJournal | None = None
     # The statement lists of the current function being run, with the current index.
     positions: list[Position] = field(default_factory=list)
+    # The constant inputs of the summary being computed that a context leaves out (by
+    # id), and those of them the run looked at.
+    watched: dict[int, int] = field(default_factory=dict)
+    observed: set[int] = field(default_factory=set)
     # The lowest stack level a call was cut short at (recursion into it; -1: the depth
     # bound) since the summary being computed began; None: none was.
     cut: int | None = None
@@ -148,6 +158,28 @@ class State:
         program = self.programs.get(path)
         assert program is not None, f"no program for {path}"
         return program
+
+    def observe(self, *values: Value | None) -> None:
+        """The run looks at these constants' values: its summary holds only for them."""
+        watched = self.watched
+        if watched:
+            for value in values:
+                if value is not None and id(value) in watched:
+                    self.observed.add(id(value))
+
+    def retains(self, kwargs: dict[str, Value]) -> bool:
+        """Whether a backward keeps its graph (``retain_graph=``, ``create_graph=``)."""
+        for key in ("retain_graph", "create_graph"):
+            value = kwargs.get(key)
+            self.observe(value)
+            if value is not None and not (value.kind == "const" and not value.const):
+                return True
+        return False
+
+    def join(self, a: Value, b: Value) -> Value:
+        if a.kind == "const" and b.kind == "const":
+            self.observe(a, b)  # equal constants join to the constant
+        return join(a, b)
 
     # -- text -------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from gradguard.analysis.interpreter.state import (
     State,
 )
 from gradguard.analysis.program import FunctionInfo
-from gradguard.analysis.values import Value, constant, is_tensorish, join, unknown
+from gradguard.analysis.values import Value, constant, is_tensorish, unknown
 from gradguard.fixes.plans import AugmentedToBinary, Place, Plan, is_dotted
 
 AUGMENTED_SYMBOLS = {
@@ -167,7 +167,7 @@ class Statements(State):
             if value is None or current is None:
                 attrs[key] = value or current or unknown()
             else:
-                attrs[key] = join(value, current)
+                attrs[key] = self.join(value, current)
         autograd.journal, self.attr_journal = outer, outer_attrs
         if outer is not None:
             outer.extend(first_saves + second_saves)
@@ -180,7 +180,7 @@ class Statements(State):
             if a is None or b is None:
                 merged[name] = a or b or unknown()
             else:
-                merged[name] = join(a, b)
+                merged[name] = self.join(a, b)
         frame.env = merged
 
     def exec_for(self, statement: ast.For | ast.AsyncFor, frame: Frame) -> None:
@@ -287,7 +287,7 @@ class Statements(State):
         if value.kind == "list" and value.items:
             result = value.items[0]
             for item in value.items[1:]:
-                result = join(result, item)
+                result = self.join(result, item)
             return self.distinct(result)
         if value.kind == "const" and value.const is UNKNOWN_INT:
             return constant(UNKNOWN_INT)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from gradguard.analysis.interpreter.state import UNKNOWN_INT, Frame, State, retains
+from gradguard.analysis.interpreter.state import UNKNOWN_INT, Frame, State
 from gradguard.analysis.syntax import Piece
 from gradguard.analysis.values import (
     Kind,
@@ -30,12 +30,12 @@ TUPLE_METHODS = {"max", "min", "sort", "topk", "kthvalue", "mode", "median", "na
                  "svd", "qr", "slogdet", "aminmax", "frexp", "cummax", "cummin", "histogram"}
 
 
-def _asks_grad(kwargs: dict[str, Value]) -> bool:
-    requires = kwargs.get("requires_grad")
-    return requires is not None and requires.kind == "const" and requires.const is True
-
-
 class TorchApi(State):
+    def _asks_grad(self, kwargs: dict[str, Value]) -> bool:
+        requires = kwargs.get("requires_grad")
+        self.observe(requires)
+        return requires is not None and requires.kind == "const" and requires.const is True
+
     def call_torch(self, name: str, call: ast.Call, frame: Frame, args: list[Value],
                    kwargs: dict[str, Value]) -> Value:
         facts = self.facts
@@ -61,6 +61,7 @@ class TorchApi(State):
             return Value("list", items=[])
         if name in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
             requires = kwargs.get("requires_grad")
+            self.observe(requires)
             grad = not (requires is not None and requires.kind == "const" and
                         requires.const is False)
             storage = self.autograd.new_storage(leaf=grad, param=True)
@@ -72,7 +73,7 @@ class TorchApi(State):
             return Value("optimizer", updates=updates)
         if name in ("torch.autograd.backward", "torch.autograd.grad"):
             loss = args[0] if args else None
-            self.autograd.backward(piece, call, retain=retains(kwargs), place=self.place,
+            self.autograd.backward(piece, call, retain=self.retains(kwargs), place=self.place,
                                    loss=loss)
             return unknown()
         if name.startswith("torch.nn.init.") and name.endswith("_") and args:
@@ -84,7 +85,7 @@ class TorchApi(State):
                 self.autograd.grad_enabled = grad
             return args[0]
         if name in facts.factories:
-            grad = _asks_grad(kwargs)
+            grad = self._asks_grad(kwargs)
             return Value("tensor", (self.autograd.new_storage(leaf=grad),), grad)
         effect = facts.functions.get(self.function_key(name, args))
         if effect is not None and self.is_identity(name, args, kwargs, p_position=1):
@@ -107,7 +108,7 @@ class TorchApi(State):
         if name.startswith("torch.") and not tensors and "." not in name[6:]:
             # torch.linspace(...), torch.from_numpy(...): a new tensor, which requires
             # grad only when asked to.
-            grad = _asks_grad(kwargs)
+            grad = self._asks_grad(kwargs)
             return Value("tensor", (self.autograd.new_storage(leaf=grad),), grad)
         if name.startswith("torch.") and tensors:
             out = kwargs.get("out")
@@ -122,8 +123,7 @@ class TorchApi(State):
                          history=tuple(tensors))
         return unknown()
 
-    @staticmethod
-    def is_identity(name: str, args: list[Value], kwargs: dict[str, Value],
+    def is_identity(self, name: str, args: list[Value], kwargs: dict[str, Value],
                     p_position: int = 0) -> bool:
         """Dropout with p == 0 returns its input untouched, inplace or not."""
         if "dropout" not in name.lower():
@@ -131,10 +131,12 @@ class TorchApi(State):
         p = kwargs.get("p")
         if p is None and len(args) > p_position:
             p = args[p_position]
+        self.observe(p)
         return p is not None and p.kind == "const" and p.const == 0
 
     def function_key(self, name: str, args: list[Value]) -> str:
         """Picks the traced variant of a spelling whose behaviour depends on its arguments."""
+        self.observe(*args[:2])
         if name == "torch.einsum" and args and args[0].kind == "const" and \
                 isinstance(args[0].const, str):
             inputs, _, output = args[0].const.replace(" ", "").partition("->")
@@ -169,6 +171,7 @@ class TorchApi(State):
                 value = args[where.position]
         if value is None:
             return False
+        self.observe(value)
         if value.kind == "const" and value.const is not UNKNOWN_INT:
             return bool(value.const)
         return None
