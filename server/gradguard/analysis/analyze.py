@@ -170,8 +170,10 @@ def analyze_file(path: str, source: str, project: Project,
     ``cache`` keeps summaries between files of one project (each file is parsed once).
     """
     uncertain = (selection or Selection()).uncertain
-    program = program_of(path, source)  # raises SourceError for the file itself
-    project.add(program, source)
+    program = project.programs.get(path)
+    if program is None or project.texts.get(path) != source:
+        program = program_of(path, source)  # raises SourceError for the file itself
+        project.add(program, source)
     wanted = reaching(source, _imported_candidates(program, project))
     if not wanted or not (may_hold_hazards(source, uncertain) or
                           _imports_torch_code(program, project, uncertain)):

@@ -17,6 +17,7 @@ from gradguard.analysis.findings import Finding, Site, better
 from gradguard.analysis.hazard import Confidence
 from gradguard.analysis.syntax import Piece
 from gradguard.analysis.values import (
+    Lineage,
     NnModule,
     PendingWrite,
     Save,
@@ -26,6 +27,7 @@ from gradguard.analysis.values import (
     ancestry,
     any_grad,
     is_tensorish,
+    lineage_key,
 )
 from gradguard.facts.table import Effect
 from gradguard.fixes.plans import MoveAfter, Place, Plan
@@ -72,7 +74,7 @@ class BackwardEvent:
     retain: bool
     place: Place | None
     # The loss whose graph it runs over (None: unknown, every save is in it).
-    loss: Value | None
+    loss: Value | Lineage | None
     via: tuple[Site, ...]
 
 
@@ -283,7 +285,7 @@ class Autograd:
             storage.pending.clear()
 
     def backward(self, piece: Piece, node: ast.AST, retain: bool, place: Place | None = None,
-                 loss: Value | None = None) -> None:
+                 loss: Value | Lineage | None = None) -> None:
         """A backward from ``loss``: report parameter writes it trips over, free its graph.
 
         Only the saves of ops ``loss`` was computed from belong to its graph; without a
@@ -294,7 +296,8 @@ class Autograd:
         reached = ancestry(loss) if loss is not None and loss.history else None
 
         def in_graph(save: Save) -> bool:
-            return reached is None or id(save.source) in reached
+            return reached is None or (save.source is not None and
+                                       lineage_key(save.source) in reached)
 
         # One finding a write: optimizer.step() updates many parameters at once.
         by_write: dict[int, list[PendingWrite]] = {}

@@ -162,7 +162,7 @@ class IncrementalDocument:
     text: str = ""
     roots_run: int = 0
     _cache: dict[str, _Cached] = field(default_factory=dict)
-    _summaries: SummaryCache = field(default_factory=SummaryCache)
+    _summaries: SummaryCache = field(default_factory=lambda: SummaryCache(indexed=True))
     _program: Program | None = None
     _pieces: list[BlockText] = field(default_factory=list)
     # The ids of the pieces of the last update.
@@ -173,7 +173,7 @@ class IncrementalDocument:
             self._pieces = resplit_blocks(self.text, self._pieces, text)
         else:
             self._pieces = split_blocks(text)
-            self._cache, self._summaries, self._live = {}, SummaryCache(), set()
+            self._cache, self._summaries, self._live = {}, SummaryCache(indexed=True), set()
         self.text = text
         self.blocks = self._rebuild(self._pieces)
         program = self._build_program()

@@ -41,6 +41,11 @@ class Project:
         # Each file's text, as read (or as given for the files parsed elsewhere).
         self.texts: dict[str, str] = {}
         self._files: dict[tuple[str, str], str | None] = {}
+        # (importer, name) -> what it resolved to, what that read, and the programs it
+        # read them in (an answer holds while those are the same programs).
+        self._resolved: dict[tuple[str, str],
+                             tuple[Definition | None, Reads,
+                                   tuple[tuple[str, Program | None], ...]]] = {}
 
     def add(self, program: Program, text: str) -> None:
         """A file parsed elsewhere (the one being analysed, an open document)."""
@@ -95,26 +100,39 @@ class Project:
             folders.append(current)
         return folders + [root for root in self.roots if root not in folders]
 
-    def resolve(self, importer: Program, qualified: str, reads: Reads | None = None,
-                hops: int = 0) -> Definition | None:
+    def resolve(self, importer: Program, qualified: str,
+                reads: Reads | None = None) -> Definition | None:
         """The project's class or function a qualified name (``models.Net``) stands for."""
+        key = (importer.path, qualified)
+        known = self._resolved.get(key)
+        if known is None or any(self.programs.get(p) is not program
+                                for p, program in known[2]):
+            looked = Reads()
+            found = self._resolve(importer, qualified, looked)
+            programs = {key[0] for key in looked.found} - {importer.path}
+            known = self._resolved[key] = (found, looked, tuple((p, self.programs.get(p))
+                                                                for p in programs))
+        if reads is not None:
+            reads.update(known[1])
+        return known[0]
+
+    def _resolve(self, importer: Program, qualified: str, reads: Reads,
+                 hops: int = 0) -> Definition | None:
         module, _, name = qualified.rpartition(".")
         if hops > MAX_HOPS or not module.strip("."):
             return None
         path = self.module_file(importer.path, module)
-        if reads is not None:
-            reads.found[(importer.path, "module", module)] = path
+        reads.found[(importer.path, "module", module)] = path
         if path is None:
             return None
         program = self.program(path)
         if program is None:
             return None
         found: Definition | None = program.classes.get(name) or program.functions.get(name)
-        if reads is not None:
-            kind = "class" if name in program.classes else "function"
-            reads.found[(path, kind, name)] = _identity(found)
+        kind = "class" if name in program.classes else "function"
+        reads.found[(path, kind, name)] = _identity(found)
         if found is None and name in program.aliases:
-            return self.resolve(program, program.aliases[name], reads, hops + 1)
+            return self._resolve(program, program.aliases[name], reads, hops + 1)
         return found
 
 

@@ -37,6 +37,7 @@ from gradguard.analysis.autograd import Autograd, BackwardEvent, Event, WriteEve
 from gradguard.analysis.findings import Finding, Site
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Reads
 from gradguard.analysis.values import (
+    Lineage,
     NnModule,
     Save,
     Sequential,
@@ -216,7 +217,7 @@ class Change:
 
     index: int
     requires_grad: bool | None = None
-    history: tuple[Value, ...] = ()
+    history: tuple[Value | Lineage, ...] = ()
     attrs: dict[str, Value] = field(default_factory=dict)
     items: list[Value] | None = None
     items_changed: bool = False
@@ -333,7 +334,7 @@ class _Replay:
         pairs = list(zip(summary.placeholders, context.objects, strict=True))
         self.actual: dict[int, object] = {id(p): a for p, a in pairs}
         # The inputs stand for themselves; what the callee computed gets stand-ins.
-        self.lineages: dict[int, Value] = {id(p): a for p, a in pairs if isinstance(a, Value)}
+        self.call: dict[int, Value] = {id(p): a for p, a in pairs if isinstance(a, Value)}
         self.saves: dict[int, Save] = {}
 
     def run(self, attr_journal: list[tuple[dict[str, Value], str, Value | None]] | None,
@@ -399,23 +400,13 @@ class _Replay:
                 changed.items = None if change.items is None else \
                     [self.out(item) for item in change.items]
 
-    def lineage(self, value: Value) -> Value:
-        lineages = self.lineages
-        known = lineages.get(id(value))
-        if known is not None:
-            return known
-        # Every computed value it descends from, each given a stand-in, then linked.
-        todo, reached = [value], []
-        while todo:
-            current = todo.pop()
-            if id(current) in lineages:
-                continue
-            lineages[id(current)] = Value("unknown")
-            reached.append(current)
-            todo.extend(current.history)
-        for current in reached:
-            lineages[id(current)].history = tuple(lineages[id(h)] for h in current.history)
-        return lineages[id(value)]
+    def lineage(self, value: Value | Lineage) -> Value | Lineage:
+        """``value`` of the callee, as this call sees it (its own lineage)."""
+        if isinstance(value, Value):
+            found = self.call.get(id(value))
+            if found is not None:
+                return found
+        return Lineage(self.call, value)
 
     def storage_of(self, storage: Storage) -> Storage:
         found = self.actual.get(id(storage))
@@ -431,7 +422,7 @@ class _Replay:
         found = self.saves.get(id(save))
         if found is None:
             source = save.source
-            found = save if not isinstance(source, Value) else Save(
+            found = save if source is None else Save(
                 save.piece, save.node, save.op, save.role, save.confidence,
                 self.lineage(source))
             self.saves[id(save)] = found

@@ -32,7 +32,7 @@ class Save:
     role: str
     confidence: Confidence
     # The output of the op that made this save: the save belongs to that op's graph.
-    source: object = None
+    source: Value | Lineage | None = None
 
 
 @dataclass(eq=False, slots=True)
@@ -110,7 +110,7 @@ class Value:
     # Taken to be a tensor without proof: it may be a list (``forward(self, x)``).
     maybe_list: bool = False
     # The values this one was computed from: which graph a backward from it runs over.
-    history: tuple[Value, ...] = ()
+    history: tuple[Value | Lineage, ...] = ()
 
 
 UNKNOWN_CONST = object()
@@ -158,14 +158,56 @@ def any_grad(values: list[Value]) -> bool | None:
     return result
 
 
-def ancestry(value: Value) -> set[int]:
-    """Ids of ``value`` and of every value it was computed from."""
-    seen: set[int] = set()
+class Lineage:
+    """A value a called function computed, as one call of it sees it.
+
+    A summary's values are computed once and shared by every call, but a backward from
+    one call's result must reach that call's saves only. So each call gets stand-ins,
+    made when a backward walks them (most calls never see one): a stand-in's history is
+    its value's, with the function's inputs replaced by that call's own values. The
+    value may itself be a stand-in of a call inside the function.
+    """
+
+    __slots__ = ("call", "inner", "_history")
+
+    def __init__(self, call: dict[int, Value], inner: Value | Lineage) -> None:
+        # The call's inputs: the function's placeholders' ids -> the caller's values.
+        self.call = call
+        self.inner = inner
+        self._history: tuple[Value | Lineage, ...] | None = None
+
+    @property
+    def key(self) -> tuple[int, object]:
+        return (id(self.call), lineage_key(self.inner))
+
+    @property
+    def history(self) -> tuple[Value | Lineage, ...]:
+        if self._history is None:
+            self._history = tuple(self.seen(h) for h in self.inner.history)
+        return self._history
+
+    def seen(self, value: Value | Lineage) -> Value | Lineage:
+        """``value`` of the function, as this call sees it."""
+        if isinstance(value, Value):
+            found = self.call.get(id(value))
+            if found is not None:
+                return found
+        return Lineage(self.call, value)
+
+
+def lineage_key(value: Value | Lineage) -> object:
+    return value.key if isinstance(value, Lineage) else id(value)
+
+
+def ancestry(value: Value | Lineage) -> set[object]:
+    """Keys of ``value`` and of every value it was computed from."""
+    seen: set[object] = set()
     todo = [value]
     while todo:
         current = todo.pop()
-        if id(current) in seen:
+        key = lineage_key(current)
+        if key in seen:
             continue
-        seen.add(id(current))
+        seen.add(key)
         todo.extend(current.history)
     return seen

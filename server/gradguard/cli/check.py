@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from gradguard.analysis import Hazard, Selection, SourceError
 from gradguard.analysis.analyze import analyze_file, project_for
+from gradguard.analysis.interpreter import SummaryCache
 from gradguard.analysis.project import Project
 from gradguard.cli.cache import Entry, ResultCache, digest
 from gradguard.cli.files import read, walk
@@ -34,14 +35,15 @@ class FileResult:
     read: dict[str, str] = field(default_factory=dict)
 
 
-# One project a worker process: the files it imports are parsed once for all it checks.
-_projects: dict[tuple[str, ...], Project] = {}
+# One project a worker process: the files it imports are parsed once, and their
+# functions summarised once (per calling context), for all the files it checks.
+_projects: dict[tuple[str, ...], tuple[Project, SummaryCache]] = {}
 
 
-def _project(roots: tuple[str, ...]) -> Project:
+def _project(roots: tuple[str, ...]) -> tuple[Project, SummaryCache]:
     if roots not in _projects:
         _projects.clear()
-        _projects[roots] = project_for(list(roots))
+        _projects[roots] = (project_for(list(roots)), SummaryCache())
     return _projects[roots]
 
 
@@ -50,11 +52,11 @@ def check_file(job: tuple[str, Selection, tuple[str, ...]]) -> FileResult:
     source = read(path)
     if source.text is None:
         return FileResult(path, error=source.error)
-    project = _project(roots)
+    project, summaries = _project(roots)
     absolute = os.path.abspath(path)
     imported = project.programs.get(absolute) is not None
     try:
-        analysis = analyze_file(absolute, source.text, project, selection)
+        analysis = analyze_file(absolute, source.text, project, selection, summaries)
     except SourceError as error:
         where = f"{error.line}:{error.column}: " if error.line else ""
         return FileResult(path, error=f"{where}{error}", digest=digest(source.text))
@@ -62,8 +64,9 @@ def check_file(job: tuple[str, Selection, tuple[str, ...]]) -> FileResult:
         return FileResult(path, error="too deeply nested to analyse",
                           digest=digest(source.text))
     finally:
-        if not imported:
-            project.programs.pop(absolute, None)  # kept only if another file imports it
+        if not imported:  # kept only if another file imports it
+            project.programs.pop(absolute, None)
+            summaries.forget_file(absolute)
     found = [(where, hazard) for where, hazards in analysis.found.items()
              for hazard in hazards]
     read_texts = {other: digest(project.texts[other]) for other in analysis.read

@@ -58,7 +58,10 @@ class SummaryCache:
     """Summaries by function and context, shared by every root of an analysis (and, in
     an editor, kept from one edit to the next while they hold)."""
 
-    def __init__(self) -> None:
+    def __init__(self, indexed: bool = False) -> None:
+        # Whether entries are indexed by what they looked up, for an editor to drop those
+        # an edit invalidates (a run over files that do not change needs no index).
+        self.indexed = indexed
         # By function and context key, then by the values of the constants it looked at.
         self.entries: dict[tuple[object, ...], Summary] = {}
         self.variants: dict[tuple[object, ...], list[Guard]] = {}
@@ -66,6 +69,7 @@ class SummaryCache:
         # Which entries looked up each name, and which were computed from each piece.
         self._by_name: dict[tuple[str, str], set[tuple[object, ...]]] = {}
         self._by_piece: dict[int, set[tuple[object, ...]]] = {}
+        self._by_path: dict[str, set[tuple[object, ...]]] = {}
 
     def find(self, key: tuple[object, ...], context: Context) -> Summary | None:
         for guard in self.variants.get(key, []):
@@ -78,9 +82,15 @@ class SummaryCache:
         if key not in self.entries:
             self.variants.setdefault(context_key, []).append(summary.guard)
         self.entries[key] = summary
-        for name in summary.names:
-            self._by_name.setdefault(name, set()).add(key)
-        self._by_piece.setdefault(id(summary.function.piece), set()).add(key)
+        self._by_path.setdefault(summary.function.path, set()).add(key)
+        if self.indexed:
+            for name in summary.names:
+                self._by_name.setdefault(name, set()).add(key)
+            self._by_piece.setdefault(id(summary.function.piece), set()).add(key)
+
+    def forget_file(self, path: str) -> None:
+        """Drop the summaries of one file's functions (it is no longer analysed)."""
+        self._drop(self._by_path.pop(path, set()))
 
     def forget(self, gone_pieces: set[int], changed: frozenset[tuple[str, str]] | None,
                programs: Mapping[str, Program | None]) -> None:
@@ -97,6 +107,9 @@ class SummaryCache:
                     summary = self.entries.get(key)
                     if summary is not None and not summary.reads.still_hold(programs):
                         stale.add(key)
+        self._drop(stale)
+
+    def _drop(self, stale: set[tuple[object, ...]]) -> None:
         for key in stale:
             summary = self.entries.pop(key, None)
             if summary is None:
@@ -105,15 +118,14 @@ class SummaryCache:
             guards = self.variants.get(context_key)  # type: ignore[call-overload]
             if guards is not None and guard in guards:
                 guards.remove(guard)
-            for name in summary.names:
+            for name in summary.names if self.indexed else ():
                 keys = self._by_name.get(name)
                 if keys is not None:
                     keys.discard(key)
                     if not keys:
                         del self._by_name[name]
-            keys = self._by_piece.get(id(summary.function.piece))
-            if keys is not None:
-                keys.discard(key)
+            self._by_piece.get(id(summary.function.piece), set()).discard(key)
+            self._by_path.get(summary.function.path, set()).discard(key)
             for storage in summary.storages:  # break their cycles: freed at once
                 storage.saves, storage.pending = [], []
 
@@ -177,7 +189,7 @@ class State:
         return False
 
     def join(self, a: Value, b: Value) -> Value:
-        if a.kind == "const" and b.kind == "const":
+        if a is not b and a.kind == "const" and b.kind == "const":
             self.observe(a, b)  # equal constants join to the constant
         return join(a, b)
 
