@@ -10,7 +10,7 @@ from gradguard.analysis.blocks import defined_name, split_blocks, split_lines
 from gradguard.analysis.findings import Finding, better
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.interpreter import SummaryCache
-from gradguard.analysis.program import Program, build_program
+from gradguard.analysis.program import ClassInfo, Program, build_program
 from gradguard.analysis.project import Project
 from gradguard.analysis.report import to_hazard
 from gradguard.analysis.roots import RootResult, roots, run_root
@@ -62,24 +62,52 @@ class Selection:
 _WORD = re.compile(r"\w+")
 
 
+_CLASS = re.compile(r"(?:\s*@.*\n)*\s*class\s")
+_INIT = re.compile(r"^([ \t]+)def __init__\b.*?(?=^\1(?:@|def |async def )|\Z)",
+                   re.MULTILINE | re.DOTALL)
+# A function that calls what it built (``Net()(x)``, ``m.forward(x)``) runs its methods.
+_USES_INSTANCE = re.compile(r"\)\s*\(|\.forward\s*\(|\.__call__\s*\(")
+# What can write a tensor while a module is built: an in-place method (not an
+# ``nn.init`` function, which runs under no_grad), an optimizer step, a backward.
+_BUILD_WRITES = re.compile(r"(?<!init)\.[A-Za-z0-9]\w*_\s*\(|\.step\s*\(|backward")
+
+
 def reaching(source: str, imported: set[str] | frozenset[str] = frozenset()) -> set[str]:
     """The top-level definitions whose interpretation can meet a write, a step or a
     backward: those whose own text has one, and those that name such a definition or
-    one of the ``imported`` names that may. ``"<module>"`` stands for the module's own
-    statements."""
+    use one of the ``imported`` classes that may. ``"<module>"`` stands for the
+    module's own statements.
+
+    A function that names a class only builds it (runs its ``__init__``) unless it
+    calls what it built: it reaches the class's writes only if ``__init__`` has one (a
+    registry of model-building functions builds every model, and runs none of them)."""
     texts: dict[str, list[str]] = {}
     for block in split_blocks(source):
         texts.setdefault(defined_name(block.text) or "<module>", []).append(block.text)
     names = set(texts)
+    classes = {name for name, parts in texts.items() if _CLASS.match(parts[-1])}
     words = {name: set(_WORD.findall("".join(parts))) for name, parts in texts.items()}
     mentions = {name: used & names for name, used in words.items()}
+    inits = {name: "".join(m.group(0) for m in _INIT.finditer(texts[name][-1]))
+             for name in classes}
+    builds = {name: set(_WORD.findall(inits[name])) & names for name in classes}
+    uses = {name for name, parts in texts.items()
+            if name in classes or _USES_INSTANCE.search("".join(parts))}
     found = {name for name, parts in texts.items()
-             if any(_CANDIDATE.search(part) for part in parts) or words[name] & imported}
+             if any(_CANDIDATE.search(part) for part in parts) or
+             (name in uses and words[name] & imported)}
+    # Classes whose construction alone can meet one.
+    built = {name for name in classes if _BUILD_WRITES.search(inits[name])}
     grew = True
     while grew:
         grew = False
+        for name in classes - built:
+            if builds[name] & (found - classes | built):
+                built.add(name)
+                grew = True
         for name, used in mentions.items():
-            if name not in found and used & found:
+            reach = found if name in uses else (found - classes) | built
+            if name not in found and used & reach:
                 found.add(name)
                 grew = True
     return found
@@ -195,16 +223,15 @@ def analyze_file(path: str, source: str, project: Project,
 
 
 def _imported_candidates(program: Program, project: Project) -> set[str]:
-    """The names a module imports from project files that may hold a hazard: code that
-    calls them can reach a write, a step or a backward."""
+    """The classes a module imports from project files that can meet a write, a step
+    or a backward there: code that runs their methods can too."""
     names = set()
     for local, qualified in program.aliases.items():
         module = qualified.rpartition(".")[0]
         if not module.strip(".") or qualified.startswith("torch"):
             continue
-        path = project.module_file(program.path, module) or \
-            project.module_file(program.path, qualified)
-        if path is not None and _CANDIDATE.search(project.text_of(path)):
+        found = project.resolve(program, qualified)
+        if isinstance(found, ClassInfo) and found.name in project.reaching(found.path):
             names.add(local)
     return names
 

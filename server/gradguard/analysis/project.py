@@ -41,6 +41,7 @@ class Project:
         # Each file's text, as read (or as given for the files parsed elsewhere).
         self.texts: dict[str, str] = {}
         self._files: dict[tuple[str, str], str | None] = {}
+        self._reaching: dict[str, set[str]] = {}
         # (importer, name) -> what it resolved to, what that read, and the programs it
         # read them in (an answer holds while those are the same programs).
         self._resolved: dict[tuple[str, str],
@@ -61,6 +62,14 @@ class Project:
                 program.project = self
             self.programs[path] = program
         return self.programs[path]
+
+    def reaching(self, path: str) -> set[str]:
+        """The definitions of a file that can meet a write, a step or a backward."""
+        if path not in self._reaching:
+            from gradguard.analysis.analyze import reaching
+
+            self._reaching[path] = reaching(self.text_of(path))
+        return self._reaching[path]
 
     def text_of(self, path: str) -> str:
         """A file's text as the project has it (read once)."""
