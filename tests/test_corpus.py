@@ -55,8 +55,10 @@ def test_corpus_size_and_pairs() -> None:
     kinds = {kind: [c for c in CASES if c.kind == kind] for kind in accuracy.KINDS}
     assert len(kinds["positive"]) >= 40
     assert len(kinds["negative"]) >= 20
-    positives = {Path(c.file).name for c in kinds["positive"]}
-    fixed = {Path(c.file).name for c in kinds["fixed"]}
+    # paired by their path below positive/ and fixed/ (NAME.py, or NAME/entry.py for a
+    # multi-file case)
+    positives = {Path(c.file).relative_to("positive").as_posix() for c in kinds["positive"]}
+    fixed = {Path(c.file).relative_to("fixed").as_posix() for c in kinds["fixed"]}
     assert positives == fixed, f"positives without a fix: {sorted(positives - fixed)}; " \
                                f"fixes without a positive: {sorted(fixed - positives)}"
     for case in kinds["positive"]:
