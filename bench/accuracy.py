@@ -14,6 +14,16 @@ Two steps, both driven by tests/corpus/manifest.csv (one row a case):
    negative file with any error-severity finding is a *false positive*. The slot for
    ``gradguard probe`` is scored the same way once the command exists.
 
+Multi-file cases are small projects: ``file`` is the entry script of a folder
+(``positive/srgan_split/train.py``), the one that is run and the one ``check`` and
+``probe`` are given (``check`` follows the project's imports from it; each multi-file
+case is checked on its own, as its own project). Their ``inplace_line`` and
+``saving_line`` entries may name another file of the folder, relative to the entry
+script's folder (``model.py:58``, ``models/layers.py:19``; a bare number is a line of the
+entry script). A positive is found when a finding in the named file covers the named
+line; a fixed or negative case is a false positive when an error-severity finding lands
+in any file of its folder.
+
 Usage::
 
     python bench/accuracy.py                       # labels, then check scores
@@ -71,14 +81,18 @@ ERROR_TEXTS: dict[str, tuple[str, ...]] = {
 MARKERS = {"inplace": re.compile(r"#.*\[inplace\]"), "saves": re.compile(r"#.*\[saves\]")}
 
 
+# A marked line: (file relative to the case's folder, line number).
+Site = tuple[str, int]
+
+
 @dataclass(frozen=True)
 class Case:
-    file: str  # relative to tests/corpus
+    file: str  # relative to tests/corpus; for a multi-file case, its entry script
     kind: str
     pattern: str
     source: str
-    inplace_lines: tuple[int, ...]
-    saving_lines: tuple[int, ...]
+    inplace_lines: tuple[Site, ...]
+    saving_lines: tuple[Site, ...]
     error: str
 
     @property
@@ -89,13 +103,46 @@ class Case:
     def id(self) -> str:
         return self.file
 
+    @property
+    def multifile(self) -> bool:
+        """A project folder (``positive/NAME/entry.py``) rather than one script."""
+        return len(Path(self.file).parts) > 2
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    @property
+    def files(self) -> list[Path]:
+        """The case's Python files: the script, or every .py file of the folder."""
+        if not self.multifile:
+            return [self.path]
+        return sorted(p.resolve() for p in self.folder.rglob("*.py")
+                      if "__pycache__" not in p.parts)
+
+    def site_path(self, site: Site) -> Path:
+        return (self.folder / site[0]).resolve()
+
 
 class ManifestError(Exception):
     pass
 
 
-def _lines(text: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in text.split("|") if n.strip())
+def _lines(text: str, entry: str) -> tuple[Site, ...]:
+    """``33|model.py:58`` -> ((entry, 33), ("model.py", 58)): a bare number is a line of
+    the entry script, ``path:line`` a line of another file of the case's folder."""
+    sites = []
+    for item in text.split("|"):
+        item = item.strip()
+        if not item:
+            continue
+        where, _, line = item.rpartition(":")
+        sites.append((where or entry, int(line)))
+    return tuple(sites)
+
+
+def _show(sites: Sequence[Site], entry: str) -> str:
+    return "|".join(str(n) if f == entry else f"{f}:{n}" for f, n in sites) or "none"
 
 
 def load_manifest(path: Path = MANIFEST) -> list[Case]:
@@ -109,9 +156,11 @@ def load_manifest(path: Path = MANIFEST) -> list[Case]:
     problems: list[str] = []
     for number, row in enumerate(rows, start=2):
         where = f"{path.name}:{number} ({row['file']})"
+        entry = Path(row["file"]).name
         try:
             case = Case(row["file"], row["kind"], row["pattern"], row["source"],
-                        _lines(row["inplace_line"]), _lines(row["saving_line"]), row["error"])
+                        _lines(row["inplace_line"], entry), _lines(row["saving_line"], entry),
+                        row["error"])
         except ValueError as exc:
             problems.append(f"{where}: bad line number: {exc}")
             continue
@@ -119,6 +168,10 @@ def load_manifest(path: Path = MANIFEST) -> list[Case]:
             problems.append(f"{where}: kind {case.kind!r} is not one of {KINDS}")
         if not case.path.is_file():
             problems.append(f"{where}: no such file {case.path}")
+        for site in case.inplace_lines + case.saving_lines:
+            target = case.site_path(site)
+            if not target.is_file() or case.folder not in target.parents:
+                problems.append(f"{where}: line {site[0]}:{site[1]} names no file of the case")
         if not case.pattern or not case.source:
             problems.append(f"{where}: pattern and source are required")
         if case.kind == "positive":
@@ -136,20 +189,30 @@ def load_manifest(path: Path = MANIFEST) -> list[Case]:
     return cases
 
 
+def markers(case: Case) -> dict[str, set[Site]]:
+    """The ``# [inplace]`` and ``# [saves]`` lines of every Python file of the case."""
+    found: dict[str, set[Site]] = {tag: set() for tag in MARKERS}
+    for path in case.files:
+        name = path.relative_to(case.folder).as_posix()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for tag, rx in MARKERS.items():
+                if rx.search(line):
+                    found[tag].add((name, number))
+    return found
+
+
 def marker_problems(case: Case) -> list[str]:
-    """Where the manifest's line numbers disagree with the markers in the script."""
+    """Where the manifest's line numbers disagree with the markers in the case's files."""
     if case.kind != "positive":
         return []
-    text = case.path.read_text(encoding="utf-8").splitlines()
-    found = {tag: tuple(n for n, line in enumerate(text, 1) if rx.search(line))
-             for tag, rx in MARKERS.items()}
+    found = markers(case)
+    entry = case.path.name
     problems = []
-    if found["inplace"] != case.inplace_lines:
-        problems.append(f"{case.file}: manifest inplace_line {case.inplace_lines}, "
-                        f"# [inplace] markers on {found['inplace']}")
-    if found["saves"] != case.saving_lines:
-        problems.append(f"{case.file}: manifest saving_line {case.saving_lines}, "
-                        f"# [saves] markers on {found['saves']}")
+    for tag, column, lines in (("inplace", "inplace_line", case.inplace_lines),
+                               ("saves", "saving_line", case.saving_lines)):
+        if found[tag] != set(lines):
+            problems.append(f"{case.file}: manifest {column} {_show(lines, entry)}, "
+                            f"# [{tag}] markers on {_show(sorted(found[tag]), entry)}")
     return problems
 
 
@@ -305,47 +368,78 @@ def _describe(finding: dict[str, Any]) -> str:
     return f"{finding['code']}@{finding['line']} {finding['severity']}"
 
 
-def score(cases: Sequence[Case], findings: Findings, errors: dict[Path, str]) -> dict[str, Any]:
-    """Found / missed / false positives, per pattern and in total."""
-    patterns: dict[str, dict[str, int]] = {}
-    missed: list[dict[str, Any]] = []
-    false_positives: list[dict[str, Any]] = []
-    tool_errors: list[dict[str, str]] = []
+def _describe_in(case: Case, finding: dict[str, Any], path: Path) -> str:
+    """A finding, with its file when it is not the entry script of the case."""
+    if path == case.path:
+        return _describe(finding)
+    return f"{finding['code']}@{_relative(case, path)}:{finding['line']} {finding['severity']}"
 
-    def bucket(pattern: str) -> dict[str, int]:
-        return patterns.setdefault(pattern, {"positives": 0, "found": 0, "missed": 0,
-                                             "clean_files": 0, "false_positives": 0})
 
-    for case in cases:
-        row = bucket(case.pattern)
-        if case.path in errors:
-            tool_errors.append({"file": case.file, "error": errors[case.path]})
-        found_here = findings.get(case.path, [])
-        if case.kind == "positive":
-            row["positives"] += 1
-            hits = [f for f in found_here if any(_covers(f, n) for n in case.inplace_lines)]
-            if hits:
-                row["found"] += 1
-            else:
-                row["missed"] += 1
-                missed.append({"file": case.file, "inplace_line": list(case.inplace_lines),
-                               "findings": [_describe(f) for f in found_here],
-                               "tool_error": errors.get(case.path)})
-        else:
-            row["clean_files"] += 1
-            bad = [f for f in found_here if f.get("severity") == "error"]
-            if bad:
-                row["false_positives"] += 1
-                false_positives.append({"file": case.file, "findings": [
-                    f"{_describe(f)}: {f.get('message', '')}" for f in bad]})
-    totals = {key: sum(p[key] for p in patterns.values())
-              for key in ("positives", "found", "missed", "clean_files", "false_positives")}
+def _relative(case: Case, path: Path) -> str:
+    try:
+        return path.relative_to(case.folder).as_posix()
+    except ValueError:
+        return str(path)
+
+
+COUNTS = ("positives", "found", "missed", "clean_files", "false_positives")
+
+
+def _totals(rows: Iterable[dict[str, int]]) -> dict[str, Any]:
+    rows = list(rows)
+    totals: dict[str, Any] = {key: sum(r[key] for r in rows) for key in COUNTS}
     positives = totals["positives"]
     totals["recall"] = round(totals["found"] / positives, 4) if positives else 0.0
     flagged = totals["found"] + totals["false_positives"]
     totals["precision"] = round(totals["found"] / flagged, 4) if flagged else 0.0
-    return {"patterns": dict(sorted(patterns.items())), "totals": totals, "missed": missed,
-            "false_positives": false_positives, "tool_errors": tool_errors}
+    return totals
+
+
+def score(cases: Sequence[Case], findings: Findings, errors: dict[Path, str]) -> dict[str, Any]:
+    """Found / missed / false positives, per pattern, per layout and in total.
+
+    A multi-file case's findings are those in any file of its folder: a positive is found
+    when a finding in the file an ``inplace_line`` names covers that line; a fixed or
+    negative case is a false positive when an error-severity finding lands in any of its
+    files.
+    """
+    patterns: dict[str, dict[str, int]] = {}
+    layouts: dict[str, dict[str, int]] = {}
+    missed: list[dict[str, Any]] = []
+    false_positives: list[dict[str, Any]] = []
+    tool_errors: list[dict[str, str]] = []
+
+    def bucket(table: dict[str, dict[str, int]], name: str) -> dict[str, int]:
+        return table.setdefault(name, dict.fromkeys(COUNTS, 0))
+
+    for case in cases:
+        rows = (bucket(patterns, case.pattern),
+                bucket(layouts, "multi-file" if case.multifile else "single-file"))
+        if case.path in errors:
+            tool_errors.append({"file": case.file, "error": errors[case.path]})
+        found_here = [(path, f) for path in case.files for f in findings.get(path, [])]
+        if case.kind == "positive":
+            hit = any(path == case.site_path(site) and _covers(f, site[1])
+                      for path, f in found_here for site in case.inplace_lines)
+            for row in rows:
+                row["positives"] += 1
+                row["found" if hit else "missed"] += 1
+            if not hit:
+                missed.append({"file": case.file,
+                               "inplace_line": _show(case.inplace_lines, case.path.name),
+                               "findings": [_describe_in(case, f, p) for p, f in found_here],
+                               "tool_error": errors.get(case.path)})
+        else:
+            bad = [(p, f) for p, f in found_here if f.get("severity") == "error"]
+            for row in rows:
+                row["clean_files"] += 1
+                row["false_positives"] += bool(bad)
+            if bad:
+                false_positives.append({"file": case.file, "findings": [
+                    f"{_describe_in(case, f, p)}: {f.get('message', '')}" for p, f in bad]})
+    return {"patterns": dict(sorted(patterns.items())), "totals": _totals(patterns.values()),
+            "layouts": {name: _totals([row]) for name, row in sorted(layouts.items())},
+            "missed": missed, "false_positives": false_positives, "tool_errors": tool_errors}
 
 
 def probe_status() -> str | None:
@@ -364,7 +458,15 @@ def probe_status() -> str | None:
 
 
 def score_tool(command: str, cases: Sequence[Case], batch: bool) -> dict[str, Any]:
-    findings, errors = run_tool(command, [c.path for c in cases], batch=batch)
+    """Single-file cases in one run (with batch); each multi-file case in a run of its
+    own, given its entry script, so that its imports resolve in its own folder only."""
+    singles = [c.path for c in cases if not c.multifile]
+    findings, errors = run_tool(command, singles, batch=batch)
+    projects = [c.path for c in cases if c.multifile]
+    more, more_errors = run_tool(command, projects, batch=False)
+    for path, found in more.items():
+        findings.setdefault(path, []).extend(found)
+    errors.update(more_errors)
     return score(cases, findings, errors)
 
 
@@ -395,6 +497,9 @@ def print_table(title: str, scores: dict[str, Any], out: Callable[[str], None] =
         f"{t['clean_files']:>5} {t['false_positives']:>4}")
     out(f"  recall {t['recall']:.1%}   false positives {t['false_positives']} of "
         f"{t['clean_files']} clean files (fixed + negative)   precision {t['precision']:.1%}")
+    for name, row in scores.get("layouts", {}).items():
+        out(f"  {name + ' cases':<42} {row['positives']:>4} {row['found']:>5} "
+            f"{row['missed']:>6} {row['clean_files']:>5} {row['false_positives']:>4}")
     for miss in scores["missed"]:
         why = f"tool error: {miss['tool_error']}" if miss["tool_error"] else \
             f"findings: {', '.join(miss['findings']) or 'none'}"

@@ -55,8 +55,10 @@ def test_corpus_size_and_pairs() -> None:
     kinds = {kind: [c for c in CASES if c.kind == kind] for kind in accuracy.KINDS}
     assert len(kinds["positive"]) >= 40
     assert len(kinds["negative"]) >= 20
-    positives = {Path(c.file).name for c in kinds["positive"]}
-    fixed = {Path(c.file).name for c in kinds["fixed"]}
+    # paired by their path below positive/ and fixed/ (NAME.py, or NAME/entry.py for a
+    # multi-file case)
+    positives = {Path(c.file).relative_to("positive").as_posix() for c in kinds["positive"]}
+    fixed = {Path(c.file).relative_to("fixed").as_posix() for c in kinds["fixed"]}
     assert positives == fixed, f"positives without a fix: {sorted(positives - fixed)}; " \
                                f"fixes without a positive: {sorted(fixed - positives)}"
     for case in kinds["positive"]:
@@ -75,12 +77,19 @@ def _recorded(tool: str) -> dict[str, Any]:
     return recorded
 
 
+def _rows(scores: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The total, each pattern, and each layout (single-file / multi-file cases)."""
+    return {"total": scores["totals"], **scores["patterns"],
+            **{f"{name} cases": row for name, row in scores.get("layouts", {}).items()}}
+
+
 def _regressions(recorded: dict[str, Any], now: dict[str, Any]) -> list[str]:
     problems = []
-    for name, before in {"total": recorded["totals"], **recorded["patterns"]}.items():
-        after = now["totals"] if name == "total" else now["patterns"].get(name)
+    current = _rows(now)
+    for name, before in _rows(recorded).items():
+        after = current.get(name)
         if after is None:
-            problems.append(f"{name}: pattern no longer in the corpus")
+            problems.append(f"{name}: no longer in the corpus")
             continue
         if after["found"] < before["found"]:
             problems.append(f"{name}: found {after['found']}, recorded {before['found']}")
