@@ -10,7 +10,7 @@ from gradguard.analysis.blocks import defined_name, split_blocks, split_lines
 from gradguard.analysis.findings import Finding, better
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.interpreter import SummaryCache
-from gradguard.analysis.program import ClassInfo, Program, build_program
+from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, build_program
 from gradguard.analysis.project import Project
 from gradguard.analysis.report import to_hazard
 from gradguard.analysis.roots import RootResult, roots, run_root
@@ -72,7 +72,13 @@ _USES_INSTANCE = re.compile(r"\)\s*\(|\.forward\s*\(|\.__call__\s*\(")
 _BUILD_WRITES = re.compile(r"(?<!init)\.[A-Za-z0-9]\w*_\s*\(|\.step\s*\(|backward")
 
 
-def reaching(source: str, imported: set[str] | frozenset[str] = frozenset()) -> set[str]:
+# What surely writes a tensor, steps or runs a backward: ``+=`` and ``x[i] = v`` also
+# write dictionaries, lists and counters, which most helper code is full of.
+_STRONG = re.compile(r"inplace|\.[A-Za-z0-9]\w*_\s*\(|\bout\s*=|\.step\s*\(|backward")
+
+
+def reaching(source: str, imported: set[str] | frozenset[str] = frozenset(),
+             candidate: re.Pattern[str] = _CANDIDATE) -> set[str]:
     """The top-level definitions whose interpretation can meet a write, a step or a
     backward: those whose own text has one, and those that name such a definition or
     use one of the ``imported`` classes that may. ``"<module>"`` stands for the
@@ -94,8 +100,7 @@ def reaching(source: str, imported: set[str] | frozenset[str] = frozenset()) -> 
     uses = {name for name, parts in texts.items()
             if name in classes or _USES_INSTANCE.search("".join(parts))}
     found = {name for name, parts in texts.items()
-             if any(_CANDIDATE.search(part) for part in parts) or
-             (name in uses and words[name] & imported)}
+             if any(candidate.search(part) for part in parts) or words[name] & imported}
     # Classes whose construction alone can meet one.
     built = {name for name in classes if _BUILD_WRITES.search(inits[name])}
     grew = True
@@ -223,8 +228,9 @@ def analyze_file(path: str, source: str, project: Project,
 
 
 def _imported_candidates(program: Program, project: Project) -> set[str]:
-    """The classes a module imports from project files that can meet a write, a step
-    or a backward there: code that runs their methods can too."""
+    """The names a module imports from project files that can meet a write, a step or
+    a backward there: classes whose code can, and functions that surely do (a helper
+    that fills a dictionary is not enough to make its callers entry points)."""
     names = set()
     for local, qualified in program.aliases.items():
         module = qualified.rpartition(".")[0]
@@ -232,6 +238,9 @@ def _imported_candidates(program: Program, project: Project) -> set[str]:
             continue
         found = project.resolve(program, qualified)
         if isinstance(found, ClassInfo) and found.name in project.reaching(found.path):
+            names.add(local)
+        elif isinstance(found, FunctionInfo) and \
+                found.name in project.reaching(found.path, strong=True):
             names.add(local)
     return names
 

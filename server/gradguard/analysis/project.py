@@ -41,7 +41,7 @@ class Project:
         # Each file's text, as read (or as given for the files parsed elsewhere).
         self.texts: dict[str, str] = {}
         self._files: dict[tuple[str, str], str | None] = {}
-        self._reaching: dict[str, set[str]] = {}
+        self._reaching: dict[tuple[str, bool], set[str]] = {}
         # (importer, name) -> what it resolved to, what that read, and the programs it
         # read them in (an answer holds while those are the same programs).
         self._resolved: dict[tuple[str, str],
@@ -63,13 +63,17 @@ class Project:
             self.programs[path] = program
         return self.programs[path]
 
-    def reaching(self, path: str) -> set[str]:
-        """The definitions of a file that can meet a write, a step or a backward."""
-        if path not in self._reaching:
-            from gradguard.analysis.analyze import reaching
+    def reaching(self, path: str, strong: bool = False) -> set[str]:
+        """The definitions of a file that can meet a write, a step or a backward (with
+        ``strong``: that surely write a tensor, step or run a backward)."""
+        key = (path, strong)
+        if key not in self._reaching:
+            from gradguard.analysis.analyze import _STRONG, reaching
 
-            self._reaching[path] = reaching(self.text_of(path))
-        return self._reaching[path]
+            self._reaching[key] = reaching(self.text_of(path),
+                                           candidate=_STRONG) if strong else \
+                reaching(self.text_of(path))
+        return self._reaching[key]
 
     def text_of(self, path: str) -> str:
         """A file's text as the project has it (read once)."""

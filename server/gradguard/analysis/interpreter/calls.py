@@ -372,6 +372,15 @@ class Calls(State):
     def call_module_method(self, owner: Value, name: str, call: ast.Call,
                            frame: Frame) -> Value:
         args, kwargs = self.arguments(call, frame)
+        if isinstance(owner.spec, UserModule):
+            # The class's own method first: ``Trainer().train(...)`` is not Module.train.
+            info = self.class_of(owner.spec)
+            found = None if info is None else \
+                self.program_at(info.path).method(info, name, self.reads)
+            if found is not None:
+                owner_info, method = found
+                bound = None if name in owner_info.staticmethods else owner
+                return self.call_function(method, args, kwargs, bound, (frame.piece, call))
         if name == "parameters":
             storages = tuple(self.parameter_storages(owner))
             parameter = Value("tensor", storages, True)
@@ -396,14 +405,6 @@ class Calls(State):
         if name == "forward":
             return self.call_module(owner, args, frame.piece, call,
                                     self.text(frame.piece, call.func))
-        if isinstance(owner.spec, UserModule):
-            info = self.class_of(owner.spec)
-            found = None if info is None else \
-                self.program_at(info.path).method(info, name, self.reads)
-            if found is not None:
-                owner_info, method = found
-                bound = None if name in owner_info.staticmethods else owner
-                return self.call_function(method, args, kwargs, bound, (frame.piece, call))
         return unknown()
 
     def call_module(self, module: Value, args: list[Value], piece: Piece, node: ast.AST,

@@ -6,7 +6,14 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
-from gradguard.analysis.interpreter.state import UNKNOWN_INT, Frame, State
+from gradguard.analysis.interpreter.state import (
+    UNKNOWN,
+    UNKNOWN_INT,
+    UNKNOWN_STR,
+    Frame,
+    State,
+    is_text,
+)
 from gradguard.analysis.interpreter.statements import index_parts
 from gradguard.analysis.values import (
     NnModule,
@@ -40,7 +47,7 @@ class Expressions(State):
         return constant(expr.value)
 
     def eval_formatted(self, expr: ast.JoinedStr, frame: Frame) -> Value:
-        return constant(UNKNOWN_INT)
+        return constant(UNKNOWN_STR)
 
     def eval_comparison(self, expr: ast.Compare, frame: Frame) -> Value:
         values = self.comparands(expr, frame)
@@ -144,6 +151,8 @@ class Expressions(State):
             return self.element_of(owner)
         if not is_tensorish(owner):
             return unknown()
+        if owner.kind == "unknown" and self.reads_mapping(expr, frame):
+            return unknown()  # an item of a dict: another object, not a view
         basic = all(self.is_basic_index(part, frame) for part in index_parts(expr))
         effect = self.facts.operators.get("getitem_basic" if basic else "getitem_advanced")
         if effect is None:
@@ -171,6 +180,8 @@ class Expressions(State):
             return Value("list", items=left.items + right.items)
         symbol = BINARY_SYMBOLS.get(type(expr.op), "")
         if left.kind != "tensor" and right.kind != "tensor":
+            if is_text(left) or is_text(right):
+                return constant(UNKNOWN_STR)  # 'o_%d' % k, prefix + name
             return constant(UNKNOWN_INT) if left.kind == right.kind == "const" else unknown()
         key = symbol
         inputs = [left, right]
@@ -216,7 +227,7 @@ class Expressions(State):
             # Each operand once: a comparison's truth and its value are one evaluation.
             return self.compare(self.comparands(expr, frame), expr.ops)
         value = self.eval(expr, frame)
-        if value.kind == "const" and value.const is not UNKNOWN_INT:
+        if value.kind == "const" and value.const not in UNKNOWN:
             self.observe(value)
             return bool(value.const)
         if value.kind == "module":
@@ -244,7 +255,7 @@ def _compare_pair(left: Value, right: Value, operator: ast.cmpop) -> bool | None
     if left.kind != "const" or right.kind != "const":
         return None
     a, b = left.const, right.const
-    if a is UNKNOWN_INT or b is UNKNOWN_INT:
+    if a in UNKNOWN or b in UNKNOWN:
         return None
     if isinstance(operator, ast.Is):
         return a is b

@@ -21,7 +21,16 @@ MAX_DEPTH = 8
 MAX_STEPS = 20_000
 MAX_UNROLL = 32
 
+# Constants whose value is not known: a number (``len(x)``, ``x.shape[0]``), a string
+# (``'o_%d' % k``, an f-string; indexing with one reads a mapping, not a tensor).
 UNKNOWN_INT = object()
+UNKNOWN_STR = object()
+UNKNOWN = (UNKNOWN_INT, UNKNOWN_STR)
+
+
+def is_text(value: Value) -> bool:
+    return value.kind == "const" and (isinstance(value.const, str) or
+                                      value.const is UNKNOWN_STR)
 
 GRAD_OFF = {
     "torch.no_grad",
@@ -242,6 +251,12 @@ class State:
         raise NotImplementedError
 
     def eval_call(self, expr: ast.Call, frame: Frame) -> Value:
+        raise NotImplementedError
+
+    def single_index(self, expr: ast.Subscript, frame: Frame) -> object:
+        raise NotImplementedError
+
+    def reads_mapping(self, target: ast.Subscript, frame: Frame) -> bool:
         raise NotImplementedError
 
     def later_statements(self) -> tuple[ast.stmt, ...]:

@@ -14,6 +14,7 @@ from gradguard.analysis.interpreter.state import (
     Frame,
     Position,
     State,
+    is_text,
 )
 from gradguard.analysis.program import FunctionInfo
 from gradguard.analysis.values import Value, constant, is_tensorish, unknown
@@ -299,10 +300,15 @@ class Statements(State):
 
     def write_subscript(self, target: ast.Subscript, value: Value, frame: Frame) -> None:
         owner = self.eval(target.value, frame)
+        if owner.kind == "list" and owner.items is not None:
+            self.set_item(owner, target, value, frame)
+            return
         if not is_tensorish(owner):
             return
         if (owner.kind == "unknown" or owner.maybe_list) and is_item_index(target):
             return  # ``x[i] = v`` on what may be a list replaces an item, writing nothing
+        if owner.kind == "unknown" and self.reads_mapping(target, frame):
+            return  # ``d['key'] = v``: a dict's item, no tensor written
         basic = all(self.is_basic_index(part, frame) for part in index_parts(target))
         key = "setitem" if basic else "setitem#advanced"
         if value.kind == "const" and basic:
@@ -313,6 +319,23 @@ class Statements(State):
         with self.fixing(self.clone_first(target.value, frame)):
             self.autograd.apply(effect, frame.piece, target,
                                 f"{self.text(frame.piece, target)} = ...", [owner, value])
+
+    def set_item(self, owner: Value, target: ast.Subscript, value: Value,
+                 frame: Frame) -> None:
+        """``items[i] = v`` on a list: the item replaced (any item, if ``i`` is unknown)."""
+        assert owner.items is not None
+        index = self.single_index(target, frame)
+        if isinstance(index, int) and not isinstance(index, bool) and \
+                -len(owner.items) <= index < len(owner.items):
+            owner.items[index] = value
+        else:
+            owner.items = [self.join(item, value) for item in owner.items]
+
+    def reads_mapping(self, target: ast.Subscript, frame: Frame) -> bool:
+        """``x['key']``: a string index reads a dict (a tensor is never indexed by one)."""
+        if isinstance(target.slice, (ast.Tuple, ast.Slice)):
+            return False
+        return is_text(self.eval(target.slice, frame))
 
     def is_basic_index(self, part: ast.expr, frame: Frame) -> bool:
         if isinstance(part, ast.Slice):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from gradguard.analysis.interpreter.state import UNKNOWN_INT, Frame, State
+from gradguard.analysis.interpreter.state import UNKNOWN, UNKNOWN_INT, Frame, State
 from gradguard.analysis.syntax import Piece
 from gradguard.analysis.values import (
     Kind,
@@ -172,7 +172,7 @@ class TorchApi(State):
         if value is None:
             return False
         self.observe(value)
-        if value.kind == "const" and value.const is not UNKNOWN_INT:
+        if value.kind == "const" and value.const not in UNKNOWN:
             return bool(value.const)
         return None
 
