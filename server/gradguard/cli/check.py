@@ -6,11 +6,14 @@ import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from gradguard.analysis import Hazard, Selection, SourceError, analyze_source
-from gradguard.cli.files import read, walk
+from gradguard.cli.discovery import ConfigError, Discovery, discover, load_discovery
+from gradguard.cli.files import read
 from gradguard.cli.fixing import fix_file
-from gradguard.cli.formats import FORMATTERS
+from gradguard.cli.formats import FORMATTERS, Finding
+from gradguard.cli.notebook import CellMap, NotebookError, program_of
 
 
 @dataclass
@@ -18,6 +21,7 @@ class FileResult:
     path: str
     hazards: list[Hazard] = field(default_factory=list)
     error: str | None = None
+    cells: CellMap | None = None  # a notebook's
 
 
 def check_file(job: tuple[str, Selection]) -> FileResult:
@@ -26,7 +30,10 @@ def check_file(job: tuple[str, Selection]) -> FileResult:
     if source.text is None:
         return FileResult(path, error=source.error)
     try:
-        return FileResult(path, analyze_source(source.text, selection))
+        text, cells = program_of(path, source.text)
+        return FileResult(path, analyze_source(text, selection), cells=cells)
+    except NotebookError as error:
+        return FileResult(path, error=str(error))
     except SourceError as error:
         where = f"{error.line}:{error.column}: " if error.line else ""
         return FileResult(path, error=f"{where}{error}")
@@ -34,8 +41,9 @@ def check_file(job: tuple[str, Selection]) -> FileResult:
         return FileResult(path, error="too deeply nested to analyse")
 
 
-def check_paths(paths: list[str], selection: Selection, jobs: int) -> list[FileResult]:
-    work = [(path, selection) for path in walk(paths)]
+def check_paths(paths: list[str], selection: Selection, jobs: int,
+                discovery: Discovery) -> list[FileResult]:
+    work = [(path, selection) for path in discover(paths, discovery)]
     if jobs <= 1 or len(work) < 8:
         return [check_file(job) for job in work]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
@@ -43,19 +51,25 @@ def check_paths(paths: list[str], selection: Selection, jobs: int) -> list[FileR
 
 
 def run_check(paths: list[str], output_format: str, selection: Selection,
-              jobs: int | None, fix: bool = False, diff: bool = False) -> int:
+              jobs: int | None, fix: bool = False, diff: bool = False,
+              force_exclude: bool = False) -> int:
+    try:
+        discovery = load_discovery(Path.cwd(), force_exclude)
+    except ConfigError as error:
+        print(f"gradguard: {error}", file=sys.stderr)
+        return 2
     missing = [p for p in paths if not os.path.exists(p)]
     for path in missing:
         print(f"gradguard: {path}: no such file or directory", file=sys.stderr)
     present = [p for p in paths if p not in missing]
     if fix or diff:
-        return run_fix(present, selection, diff) if present else 2
-    results = check_paths(present, selection, jobs or os.cpu_count() or 1)
-    found: list[tuple[str, Hazard]] = []
+        return run_fix(present, selection, diff, discovery) if present else 2
+    results = check_paths(present, selection, jobs or os.cpu_count() or 1, discovery)
+    found: list[Finding] = []
     for result in results:
         if result.error is not None:
             print(f"gradguard: {result.path}: {result.error}", file=sys.stderr)
-        found.extend((result.path, hazard) for hazard in result.hazards)
+        found.extend(Finding(result.path, hazard, result.cells) for hazard in result.hazards)
     text = FORMATTERS[output_format](found)
     if text:
         print(text)
@@ -64,13 +78,13 @@ def run_check(paths: list[str], output_format: str, selection: Selection,
     return 1 if found else 0
 
 
-def run_fix(paths: list[str], selection: Selection, diff: bool) -> int:
+def run_fix(paths: list[str], selection: Selection, diff: bool, discovery: Discovery) -> int:
     fixed = 0
-    left: list[tuple[str, Hazard]] = []
-    for path in walk(paths):
-        count, remaining = fix_file(path, selection, diff)
+    left: list[Finding] = []
+    for path in discover(paths, discovery):
+        count, remaining, cells = fix_file(path, selection, diff)
         fixed += count
-        left.extend((path, hazard) for hazard in remaining)
+        left.extend(Finding(path, hazard, cells) for hazard in remaining)
     verb = "would fix" if diff else "fixed"
     print(f"gradguard: {verb} {fixed} hazard(s); {len(left)} left without a safe fix",
           file=sys.stderr)
