@@ -238,6 +238,9 @@ export class ServerManager implements vscode.Disposable {
       documentSelector: [
         { scheme: 'file', language: 'python' },
         { scheme: 'untitled', language: 'python' },
+        // Notebook cells (synced as notebooks, per the server's notebookDocumentSync): so
+        // that VS Code pulls their diagnostics and asks them for code actions.
+        { notebook: '*', language: 'python' },
       ],
       outputChannel: this.log,
       traceOutputChannel: this.traceChannel,
