@@ -3,13 +3,18 @@
     python3 tools/package_vsix.py [--target linux-x64] [--out dist/]
 
 Run from ``npm run package`` (after the TypeScript build). Like the ruff extension and
-Microsoft's python-tools template, the .vsix carries the server and its dependencies in
-``client/bundled/libs`` (pip ``--target``), started on the user's interpreter by
-``client/bundled/tool/gradguard_bundled.py``. libcst has a native parser, built per
-platform and per CPython version (``native.cpython-311-x86_64-linux-gnu.so``), so the
-bundle is per platform (``vsce package --target``) and holds one native file for each
-CPython version the target's wheels exist for; their names differ, so they sit side by
-side in one folder, and the pure files must be identical across versions (checked).
+Microsoft's python-tools template, the .vsix carries the server, in
+``client/bundled/server``, and its dependencies, in ``client/bundled/libs`` (pip
+``--target``), started on the user's interpreter by
+``client/bundled/tool/gradguard_bundled.py``. GradGuard is kept apart from its
+dependencies because the probe's child process gets its folder on PYTHONPATH: the user's
+code under the probe must import the user's packages, not the extension's.
+
+libcst has a native parser, built per platform and per CPython version
+(``native.cpython-311-x86_64-linux-gnu.so``), so the bundle is per platform (``vsce
+package --target``) and holds one native file for each CPython version the target's
+wheels exist for; their names differ, so they sit side by side in one folder, and the
+pure files must be identical across versions (checked).
 Everything comes from the package index through pip (its cache makes a second run fast).
 """
 
@@ -123,8 +128,10 @@ def merge(source: Path, libs: Path) -> None:
 
 def bundle(target: str, work: Path) -> list[str]:
     libs = CLIENT / "bundled" / "libs"
-    shutil.rmtree(libs, ignore_errors=True)
-    libs.mkdir(parents=True)
+    server = CLIENT / "bundled" / "server"
+    for folder in (libs, server):
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
     log("building the gradguard wheel")
     pip("wheel", "--quiet", "--disable-pip-version-check", "--no-deps", "-w", work, REPO)
     [wheel] = work.glob("gradguard-*.whl")
@@ -136,6 +143,8 @@ def bundle(target: str, work: Path) -> list[str]:
             versions.append(version)
     if not versions:
         raise SystemExit(f"no CPython version has wheels for {target}")
+    for own in [libs / "gradguard", *libs.glob("gradguard-*.dist-info")]:
+        shutil.move(own, server / own.name)
     (libs / "BUNDLED.txt").write_text(
         f"GradGuard bundled for {target}, CPython {', '.join(versions)}.\n", encoding="utf-8")
     return versions

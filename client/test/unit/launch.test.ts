@@ -2,7 +2,7 @@
 // run for real on an interpreter that has no GradGuard of its own.
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
@@ -11,7 +11,7 @@ import { bundledLauncher, launchFor } from '../../src/launch';
 
 // out/unit/launch.test.js -> the extension's folder (client/)
 const extension = path.join(__dirname, '..', '..');
-const bundled = existsSync(path.join(extension, 'bundled', 'libs', 'gradguard'));
+const bundled = existsSync(path.join(extension, 'bundled', 'server', 'gradguard'));
 
 describe('launchFor', () => {
   it('runs the bundled launcher by default', () => {
@@ -46,5 +46,14 @@ describe('the bundled launcher', { skip: !bundled && 'no bundle: run npm run pac
     assert.ok(result.kind === 'ok', JSON.stringify(result));
     assert.match(result.version, /^\d+\.\d+\.\d+ \(bundled\)$/);
     assert.ok(existsSync(bundledLauncher(extension)));
+  });
+
+  it('keeps GradGuard apart from its dependencies, for the probe\'s PYTHONPATH', () => {
+    // The probe's child gets the folder holding `gradguard` on PYTHONPATH: the user's code
+    // it runs must import the user's packages (PyYAML, attrs...), not the bundled ones.
+    const server = readdirSync(path.join(extension, 'bundled', 'server'));
+    assert.deepEqual(server.filter((name) => !name.startsWith('gradguard')), []);
+    assert.ok(existsSync(path.join(extension, 'bundled', 'libs', 'libcst')));
+    assert.ok(!existsSync(path.join(extension, 'bundled', 'libs', 'gradguard')));
   });
 });
