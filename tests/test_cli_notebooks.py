@@ -94,3 +94,11 @@ def test_not_a_notebook_is_reported_and_the_run_goes_on(project: Path) -> None:
     done = check(".", cwd=project)
     assert "bad.ipynb: not a notebook: invalid JSON at line 1" in done.stderr
     assert done.returncode == 1 and "t.ipynb:cell 3:2:1: GG001" in done.stdout
+
+
+def test_a_syntax_error_is_located_in_its_cell(tmp_path: Path) -> None:
+    book = notebook(code(["import torch\n"]), markdown("notes"),
+                    code(["x = 1\n", "def f(x:\n", "    x.add_(1)\n"]))
+    (tmp_path / "s.ipynb").write_text(json.dumps(book), encoding="utf-8")
+    done = check("s.ipynb", cwd=tmp_path)
+    assert done.stderr.startswith("gradguard: s.ipynb: cell 3:2:"), done.stderr

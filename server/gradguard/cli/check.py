@@ -29,13 +29,17 @@ def check_file(job: tuple[str, Selection]) -> FileResult:
     source = read(path)
     if source.text is None:
         return FileResult(path, error=source.error)
+    cells = None
     try:
         text, cells = program_of(path, source.text)
         return FileResult(path, analyze_source(text, selection), cells=cells)
     except NotebookError as error:
         return FileResult(path, error=str(error))
     except SourceError as error:
-        where = f"{error.line}:{error.column}: " if error.line else ""
+        where = ""
+        if error.line:
+            cell, line = cells.locate(error.line) if cells else (None, error.line)
+            where = (f"cell {cell}:" if cell else "") + f"{line}:{error.column}: "
         return FileResult(path, error=f"{where}{error}")
     except RecursionError:
         return FileResult(path, error="too deeply nested to analyse")
