@@ -15,7 +15,14 @@ if ! command -v apt-get >/dev/null; then
   echo "system-packages: no apt-get; not installed: ${missing[*]}" >&2
   exit 0
 fi
-if [ "$(id -u)" != 0 ]; then SUDO=sudo; else SUDO=; fi
+SUDO=
+if [ "$(id -u)" != 0 ]; then
+  if ! command -v sudo >/dev/null; then
+    echo "system-packages: not root and no sudo; not installed: ${missing[*]}" >&2
+    exit 0
+  fi
+  SUDO=sudo
+fi
 echo "system-packages: apt-get install ${missing[*]}" >&2
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
