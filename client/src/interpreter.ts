@@ -123,15 +123,6 @@ export function isInsideAny(
   });
 }
 
-/** The arguments that start the server with an interpreter. */
-export const SERVER_ARGS: readonly string[] = ['-m', 'gradguard', 'serve'];
-
-/** What checks, before starting the server, that the interpreter has GradGuard. */
-export const CHECK_ARGS: readonly string[] = [
-  '-c',
-  'import gradguard, sys; sys.stdout.write(getattr(gradguard, "__version__", "?"))',
-];
-
 export interface InstallCommand {
   readonly command: string;
   readonly args: readonly string[];

@@ -1,5 +1,6 @@
 // Starts, restarts and stops the language server, one operation at a time.
 
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import {
@@ -13,7 +14,8 @@ import {
   type ServerOptions,
 } from 'vscode-languageclient/node';
 import { checkInterpreter, type CheckResult } from './check';
-import { installCommand, resolveInterpreter, SERVER_ARGS, type Interpreter } from './interpreter';
+import { installCommand, resolveInterpreter, type Interpreter } from './interpreter';
+import { bundledLauncher, launchFor, type Launch } from './launch';
 import { onPythonInterpreterChanged, pythonExtensionInterpreter } from './python';
 import { RestartPolicy } from './restartPolicy';
 import {
@@ -165,13 +167,15 @@ export class ServerManager implements vscode.Disposable {
     this.log.info(`Interpreter: ${interpreter.command} (from ${interpreter.source})`);
     // Not a workspace folder: `python -m` puts the current folder first on sys.path.
     const cwd = this.context.extensionUri.fsPath;
-    const check = await checkInterpreter(interpreter.command, { cwd });
+    const launch = this.launch();
+    this.log.info(`Running ${launch.describe} (gradguard.importStrategy: ${this.settings.importStrategy})`);
+    const check = await checkInterpreter(interpreter.command, launch.checkArgs, { cwd });
     if (check.kind !== 'ok') {
-      this.reportCheck(interpreter, check);
+      this.reportCheck(interpreter, check, launch);
       return;
     }
     this.log.info(`GradGuard ${check.version} found in ${interpreter.command}`);
-    const client = this.createClient(interpreter, cwd);
+    const client = this.createClient(interpreter, cwd, launch);
     this.client = client;
     client.onDidChangeState((event) => {
       if (this.client !== client) {
@@ -219,16 +223,24 @@ export class ServerManager implements vscode.Disposable {
     }
   }
 
-  private createClient(interpreter: Interpreter, cwd: string): LanguageClient {
+  private launch(): Launch {
+    const extensionPath = this.context.extensionUri.fsPath;
+    return launchFor(this.settings.importStrategy, extensionPath, fs.existsSync(bundledLauncher(extensionPath)));
+  }
+
+  private createClient(interpreter: Interpreter, cwd: string, launch: Launch): LanguageClient {
     const serverOptions: ServerOptions = {
       command: interpreter.command,
-      args: [...SERVER_ARGS],
+      args: [...launch.serverArgs],
       options: { cwd, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [
         { scheme: 'file', language: 'python' },
         { scheme: 'untitled', language: 'python' },
+        // Notebook cells (synced as notebooks, per the server's notebookDocumentSync): so
+        // that VS Code pulls their diagnostics and asks them for code actions.
+        { notebook: '*', language: 'python' },
       ],
       outputChannel: this.log,
       traceOutputChannel: this.traceChannel,
@@ -274,8 +286,22 @@ export class ServerManager implements vscode.Disposable {
     return new LanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
   }
 
-  private reportCheck(interpreter: Interpreter, check: Exclude<CheckResult, { kind: 'ok' }>): void {
+  private reportCheck(
+    interpreter: Interpreter,
+    check: Exclude<CheckResult, { kind: 'ok' }>,
+    launch: Launch,
+  ): void {
     this.log.error(`Cannot start the server with ${interpreter.command}: ${check.detail}`);
+    if (check.kind === 'no-gradguard' && launch.strategy === 'useBundled') {
+      // The bundle runs, but not on this interpreter (a Python version it has no build for).
+      this.status.setState({ kind: 'failed', reason: `${interpreter.command}: ${check.detail}` });
+      void this.offerOutput(
+        `GradGuard: the bundled server cannot run on ${interpreter.command} (${check.detail}). ` +
+          'Choose another interpreter, or install GradGuard into this one and set ' +
+          'gradguard.importStrategy to fromEnvironment.',
+      );
+      return;
+    }
     if (check.kind === 'no-gradguard') {
       this.status.setState({ kind: 'not-installed', interpreter: interpreter.command });
       void this.offerInstall(interpreter, check.detail);
@@ -360,7 +386,7 @@ export class ServerManager implements vscode.Disposable {
       if (this.status.current.kind !== 'not-installed' || this.interpreter?.command !== interpreter.command) {
         return; // started (or restarted with another interpreter) meanwhile
       }
-      const check = await checkInterpreter(interpreter.command, { cwd, timeoutMs: 10_000 });
+      const check = await checkInterpreter(interpreter.command, this.launch().checkArgs, { cwd, timeoutMs: 10_000 });
       if (check.kind === 'ok') {
         await this.restart('GradGuard was installed');
       } else if (Date.now() < deadline && terminal.exitStatus === undefined) {
@@ -387,7 +413,7 @@ export class ServerManager implements vscode.Disposable {
     this.log.info('Settings changed');
     if (needsRestart(before, after)) {
       this.settings = after;
-      void this.restart('gradguard.enable or gradguard.interpreter changed');
+      void this.restart('gradguard.enable, gradguard.interpreter or gradguard.importStrategy changed');
       return;
     }
     this.settings = after;

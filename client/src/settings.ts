@@ -5,7 +5,7 @@
 // server is sent"): the same object at `initialize` (as `initializationOptions`, plus
 // `trusted`), in `workspace/didChangeConfiguration` (as `{gradguard: ...}`) and as the
 // answer to its `workspace/configuration` requests for the `gradguard` section.
-// Client-only keys (enable, interpreter, installSpec, trace) never reach it.
+// Client-only keys (enable, interpreter, importStrategy, installSpec, trace) never reach it.
 
 export const SECTION = 'gradguard';
 
@@ -15,6 +15,10 @@ export const SEVERITIES = ['error', 'warning', 'information', 'hint'] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
 export type Trace = 'off' | 'messages' | 'verbose';
+
+/** Which GradGuard runs: the copy inside the .vsix, or the one installed in the interpreter. */
+export type ImportStrategy = 'useBundled' | 'fromEnvironment';
+export const IMPORT_STRATEGIES: readonly ImportStrategy[] = ['useBundled', 'fromEnvironment'];
 
 export interface ProbeSettings {
   /** Run the probe on a file each time it is saved (trusted workspaces only). */
@@ -32,6 +36,7 @@ export interface GradGuardSettings {
   /** Also report findings that hold only if a tensor of unknown origin requires grad. */
   readonly uncertain: boolean;
   readonly interpreter: string;
+  readonly importStrategy: ImportStrategy;
   readonly installSpec: string;
   readonly probe: ProbeSettings;
   readonly trace: Trace;
@@ -70,6 +75,7 @@ export const DEFAULTS: GradGuardSettings = {
   exclude: [],
   uncertain: false,
   interpreter: '',
+  importStrategy: 'useBundled',
   installSpec: 'gradguard',
   probe: { onSave: false, timeout: DEFAULT_PROBE_TIMEOUT },
   trace: 'off',
@@ -153,6 +159,7 @@ export function readSettings(
     exclude: globs('exclude'),
     uncertain: bool('uncertain', DEFAULTS.uncertain),
     interpreter: text('interpreter', DEFAULTS.interpreter),
+    importStrategy: readImportStrategy(get('importStrategy'), problems),
     installSpec: text('installSpec', DEFAULTS.installSpec) || DEFAULTS.installSpec,
     probe: {
       onSave: bool('probe.onSave', DEFAULTS.probe.onSave),
@@ -160,6 +167,17 @@ export function readSettings(
     },
     trace: trace === 'messages' || trace === 'verbose' ? trace : 'off',
   };
+}
+
+function readImportStrategy(value: unknown, problems: string[]): ImportStrategy {
+  if (value === undefined || value === null) {
+    return DEFAULTS.importStrategy;
+  }
+  if ((IMPORT_STRATEGIES as readonly unknown[]).includes(value)) {
+    return value as ImportStrategy;
+  }
+  problems.push(`gradguard.importStrategy must be one of ${IMPORT_STRATEGIES.join(', ')}`);
+  return DEFAULTS.importStrategy;
 }
 
 /** Upper-cased, trimmed, without blanks or repeats, in the order given. */
@@ -266,5 +284,6 @@ export function mapConfigurationAnswer(
 
 /** Whether going from `before` to `after` needs a new server process (not just new settings). */
 export function needsRestart(before: GradGuardSettings, after: GradGuardSettings): boolean {
-  return before.enable !== after.enable || before.interpreter !== after.interpreter;
+  return before.enable !== after.enable || before.interpreter !== after.interpreter ||
+    before.importStrategy !== after.importStrategy;
 }

@@ -11,21 +11,27 @@
 // comma-separated), checked as a user would see them:
 //
 // trusted
-//   1. the .vsix installs; opening the UNet3+ seed starts the server (status bar item);
+//   1. the .vsix installs; opening the UNet3+ seed starts the server (status bar item),
+//      the copy bundled in the .vsix (gradguard.importStrategy's default), on the
+//      interpreter given (which has torch, for the probe);
 //   2. the Problems view lists GG001 at line 117, column 13;
 //   3. a settings change applies without a reload (gradguard.ignore hides GG001, and
 //      clearing it brings it back);
 //   4. the light bulb on that line offers the quick fix; choosing it changes the file into
 //      exactly what `gradguard check --fix` makes of it; the diagnostic goes away;
 //   5. a killed server is restarted, and "GradGuard: Show output" shows the log;
-//   6. "Run autograd probe" code lenses sit on the module classes; the probe command runs
-//      the seed under torch, names the Dropout write, and the Problems view row says
-//      "confirmed by the torch probe".
+//   6. "Run autograd probe" code lenses sit on the module classes and the script; the
+//      script's lens runs the seed under torch, and the Problems view row of the Dropout
+//      write says "confirmed by the torch probe";
+//   7. a notebook whose model cell saves exp's output and whose training cell overwrites
+//      it shows the squiggle in the training cell, none in the model cell.
 // restricted (the workspace not trusted)
 //   diagnostics still come; "Run autograd probe" is refused with the Restricted Mode message.
-// missing (an interpreter without gradguard)
-//   a notification gives the exact install command; "Install in terminal" runs it in a
-//   terminal (installing this checkout), and the server then starts by itself.
+// missing (an interpreter without gradguard, nor torch)
+//   the bundled server runs on it all the same and reports GG001; with
+//   gradguard.importStrategy set to fromEnvironment, a notification gives the exact
+//   install command; "Install in terminal" runs it in a terminal (installing this
+//   checkout), and the server then starts by itself.
 // Screenshots are written at each step, and on failure.
 
 import { spawn, execFileSync } from 'node:child_process';
@@ -53,6 +59,20 @@ const HAZARD_LINE = 117; // 1-based, as the Problems view shows it
 const HAZARD_COLUMN = 13;
 const ORIGINAL_LINE = '            nn.Dropout(p=0.5, inplace=True),';
 const STEP_TIMEOUT = 60_000;
+const NOTEBOOK = 'train.ipynb';
+// A model cell that saves exp's output for backward, a training cell that overwrites it.
+const NOTEBOOK_JSON = {
+  cells: [
+    { cell_type: 'markdown', metadata: {}, source: ['# Training\n'] },
+    { cell_type: 'code', execution_count: null, metadata: {}, outputs: [],
+      source: ['%matplotlib inline\n', 'import torch\n', 'a = torch.randn(3, requires_grad=True)\n', 'b = a.exp()'] },
+    { cell_type: 'code', execution_count: null, metadata: {}, outputs: [],
+      source: ['b += 1\n', 'b.sum().backward()'] },
+  ],
+  metadata: { language_info: { name: 'python' }, kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } },
+  nbformat: 4,
+  nbformat_minor: 5,
+};
 
 function required(name) {
   const value = process.env[name];
@@ -122,8 +142,10 @@ function descendants(root) {
 }
 
 function serverProcesses(codeServerPid) {
-  return descendants(codeServerPid).filter(({ cmdline }) =>
-    cmdline.includes('gradguard') && cmdline.includes('serve') && cmdline.includes('-m'));
+  // `<python> -m gradguard serve`, or the bundled `<python> .../gradguard_bundled.py serve`.
+  return descendants(codeServerPid).filter(({ cmdline }) => cmdline.includes('serve') &&
+    ((cmdline.includes('gradguard') && cmdline.includes('-m')) ||
+      cmdline.some((word) => word.endsWith('gradguard_bundled.py'))));
 }
 
 /** What `gradguard check --fix` makes of `text` (run on a copy, with the test's interpreter). */
@@ -209,6 +231,7 @@ async function withSession(name, settings, run) {
   const seedPath = path.join(workspace, SEED);
   fs.copyFileSync(path.join(repo, 'examples', SEED), seedPath);
   const original = fs.readFileSync(seedPath, 'utf8');
+  fs.writeFileSync(path.join(workspace, NOTEBOOK), JSON.stringify(NOTEBOOK_JSON, null, 1));
   if (original.split('\n')[HAZARD_LINE - 1] !== ORIGINAL_LINE) {
     throw new Error(`examples/${SEED} line ${HAZARD_LINE} is not ${JSON.stringify(ORIGINAL_LINE)}`);
   }
@@ -379,6 +402,11 @@ async function trustedScenario() {
     'security.workspace.trust.enabled': false,
   }, async ({ page, workspace, seedPath, original, root, userData, serverPid, shot, status, markers, gg001, dir }) => {
     log(`[trusted] status bar: ${await serverRunning(status)}`);
+    const [bundled] = serverProcesses(serverPid);
+    if (!bundled || !bundled.cmdline.some((word) => word.endsWith('gradguard_bundled.py')) || bundled.cmdline[0] !== python) {
+      throw new Error(`the server is not the bundled one on ${python}: ${bundled?.cmdline.join(' ')}`);
+    }
+    log(`[trusted] the server runs from the .vsix: ${bundled.cmdline.join(' ')}`);
 
     // The Problems view lists GG001 at the line of nn.Dropout(p=0.5, inplace=True).
     await openProblems(page, markers);
@@ -457,7 +485,7 @@ async function trustedScenario() {
     // Crash survival: kill the server; the extension starts a new one.
     const [first] = serverProcesses(serverPid);
     if (!first) {
-      throw new Error('no `-m gradguard serve` process under code-server');
+      throw new Error('no gradguard server process under code-server');
     }
     log(`[trusted] killing the server (pid ${first.pid}: ${first.cmdline.join(' ')})`);
     process.kill(first.pid, 'SIGKILL');
@@ -476,7 +504,7 @@ async function trustedScenario() {
         (select) => select.options[select.selectedIndex]?.text === 'GradGuard'), 20_000);
     const channel = findFiles(path.join(userData, 'logs'), /GradGuard\.log$/)[0];
     const logText = channel ? fs.readFileSync(channel, 'utf8') : '';
-    for (const expected of [/GradGuard \S+ found in /, /stopped unexpectedly \(1 in the last 3 minutes\): restarting it/]) {
+    for (const expected of [/GradGuard \S+ \(bundled\) found in /, /stopped unexpectedly \(1 in the last 3 minutes\): restarting it/]) {
       if (!expected.test(logText)) {
         throw new Error(`the GradGuard output channel does not say ${expected}`);
       }
@@ -484,27 +512,41 @@ async function trustedScenario() {
     await shot('5-output');
 
     // The server offers the probe as code lenses on the module classes and the script.
-    await goToLine(page, '70');
+    await page.keyboard.press('Control+S'); // the probe runs the file as saved
+    await goToLine(page, '172');
     const lens = page.locator('.monaco-editor .codelens-decoration', { hasText: 'Run autograd probe' });
     await waitFor('the "Run autograd probe" code lenses', async () => (await lens.count()) > 0, 30_000);
-    log(`[trusted] code lenses: ${JSON.stringify((await lens.allInnerTexts()).slice(0, 4))}`);
+    log(`[trusted] code lenses: ${JSON.stringify(await lens.allInnerTexts())}`);
 
-    // The probe command runs the seed under torch: it names the same write, and the
-    // Problems view row says the probe confirmed it.
-    log('[trusted] GradGuard: Run autograd probe on this file');
-    await page.keyboard.press('Control+S'); // the probe runs the file as saved
-    await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
-    await runCommand(page, 'GradGuard: Run autograd probe on this file');
-    const said = await notification(page, /GradGuard probe of /, 180_000);
-    log(`[trusted] probe: ${said}`);
-    if (!/1 finding \(GG001 at unet3plus_seed\.py:117\)/.test(said)) {
-      throw new Error(`the probe did not report the Dropout write: ${said}`);
-    }
+    // The script's lens runs the seed under torch; the probe names the same write, and
+    // the Problems view row says the probe confirmed it.
+    const scriptLens = page.locator('.monaco-editor .codelens-decoration a', { hasText: 'Run autograd probe on this script' });
+    await waitFor('the lens on the script', async () => (await scriptLens.count()) > 0, 30_000);
+    log('[trusted] clicking "Run autograd probe on this script"');
+    await scriptLens.first().click();
     await openProblems(page, markers);
     await waitFor('the Problems view to show GG001 confirmed by the probe', async () =>
-      /confirmed by the torch probe/.test(await markers.innerText()), 30_000);
+      /confirmed by the torch probe/.test(await markers.innerText()), 180_000);
     log(`[trusted] confirmed: ${(await gg001.first().innerText()).replace(/\s+/g, ' ')}`);
     await shot('6-probe');
+
+    // The notebook: the squiggle is in the training cell, at `b += 1`.
+    log(`[trusted] opening ${NOTEBOOK}`);
+    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: NOTEBOOK }).first().click();
+    const cells = page.locator('.notebook-editor .cell-list-container .monaco-list-row.code-cell-row');
+    await waitFor('the notebook\'s two code cells', async () => (await cells.count()) === 2, 60_000);
+    const modelCell = cells.filter({ hasText: 'a.exp()' });
+    const trainingCell = cells.filter({ hasText: 'b += 1' });
+    await waitFor('a squiggle in the training cell', async () =>
+      (await trainingCell.locator('.squiggly-error').count()) > 0, 60_000);
+    if ((await modelCell.locator('.squiggly-error').count()) !== 0) {
+      throw new Error('the model cell has a squiggle too');
+    }
+    await openProblems(page, markers);
+    const row = markers.locator('.monaco-list-row', { hasText: 'overwrites the output of `a.exp()`' });
+    await waitFor('the notebook\'s GG001 in the Problems view', async () => (await row.count()) > 0, 30_000);
+    log(`[trusted] notebook problem: ${(await row.first().innerText()).replace(/\s+/g, ' ')}`);
+    await shot('7-notebook');
   });
 }
 
@@ -545,7 +587,17 @@ async function missingScenario() {
     'gradguard.installSpec': installSpec,
     'security.workspace.trust.enabled': false,
     'terminal.integrated.defaultProfile.linux': 'bash',
-  }, async ({ page, shot, status, markers, gg001 }) => {
+  }, async ({ page, workspace, shot, status, markers, gg001 }) => {
+    // Installing the extension is all it takes: the bundled server runs on this venv.
+    log(`[missing] status bar: ${await serverRunning(status)}`);
+    await openProblems(page, markers);
+    log(`[missing] the bundled server, on a venv without gradguard: ${await expectGG001AtItsLine(gg001)}`);
+    await shot('0-bundled');
+
+    log('[missing] gradguard.importStrategy = fromEnvironment: the venv\'s own gradguard is wanted');
+    const workspaceSettings = path.join(workspace, '.vscode', 'settings.json');
+    fs.mkdirSync(path.dirname(workspaceSettings), { recursive: true });
+    fs.writeFileSync(workspaceSettings, JSON.stringify({ 'gradguard.importStrategy': 'fromEnvironment' }, null, 2));
     const command = `${emptyPython} -m pip install ${installSpec}`;
     const text = await notification(page, /is not installed in/);
     log(`[missing] notification: ${text}`);

@@ -7,11 +7,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { checkInterpreter } from '../../src/check';
+import { launchFor } from '../../src/launch';
 
 // out/unit/check.test.js -> the repository root
 const repo = path.join(__dirname, '..', '..', '..');
 const venvPython = process.env.GRADGUARD_TEST_PYTHON ?? path.join(repo, '.venv', 'bin', 'python');
 const cwd = os.tmpdir();
+// The check of an interpreter's own GradGuard (importStrategy fromEnvironment).
+const args = launchFor('fromEnvironment', '/unused', false).checkArgs;
 
 function hasGradguard(python: string): boolean {
   try {
@@ -24,7 +27,7 @@ function hasGradguard(python: string): boolean {
 
 describe('checkInterpreter', () => {
   it('finds GradGuard and its version in the venv it is installed in', { skip: !existsSync(venvPython) && 'no .venv' }, async () => {
-    const result = await checkInterpreter(venvPython, { cwd });
+    const result = await checkInterpreter(venvPython, args, { cwd });
     assert.ok(result.kind === 'ok', JSON.stringify(result));
     assert.match(result.version, /^\d+\.\d+/);
   });
@@ -36,13 +39,13 @@ describe('checkInterpreter', () => {
     writeFileSync(wrapper, '#!/bin/sh\nexec python3 -S -I "$@"\n');
     chmodSync(wrapper, 0o755);
     assert.equal(hasGradguard(wrapper), false);
-    const result = await checkInterpreter(wrapper, { cwd });
+    const result = await checkInterpreter(wrapper, args, { cwd });
     assert.ok(result.kind === 'no-gradguard', JSON.stringify(result));
     assert.match(result.detail, /No module named 'gradguard'/);
   });
 
   it('tells an interpreter that does not exist apart', async () => {
-    const result = await checkInterpreter('/nonexistent/bin/python', { cwd });
+    const result = await checkInterpreter('/nonexistent/bin/python', args, { cwd });
     assert.equal(result.kind, 'no-interpreter');
   });
 
@@ -51,7 +54,7 @@ describe('checkInterpreter', () => {
     const slow = path.join(dir, 'python');
     writeFileSync(slow, '#!/bin/sh\nsleep 10\n');
     chmodSync(slow, 0o755);
-    const result = await checkInterpreter(slow, { cwd, timeoutMs: 300 });
+    const result = await checkInterpreter(slow, args, { cwd, timeoutMs: 300 });
     assert.equal(result.kind, 'timeout');
   });
 
@@ -62,7 +65,7 @@ describe('checkInterpreter', () => {
     const wrapper = path.join(dir, 'python');
     writeFileSync(wrapper, '#!/bin/sh\nexec python3 -S -I "$@"\n');
     chmodSync(wrapper, 0o755);
-    const result = await checkInterpreter(wrapper, { cwd });
+    const result = await checkInterpreter(wrapper, args, { cwd });
     assert.equal(result.kind, 'no-gradguard');
   });
 });

@@ -35,6 +35,7 @@ describe('readSettings', () => {
       exclude: [' third_party/** ', ''],
       uncertain: true,
       interpreter: ' /opt/venv/bin/python ',
+      importStrategy: 'fromEnvironment',
       installSpec: '/src/gradguard',
       probe: { onSave: true, timeout: 12.5 },
       trace: { server: 'verbose' },
@@ -47,6 +48,7 @@ describe('readSettings', () => {
       exclude: ['third_party/**'],
       uncertain: true,
       interpreter: '/opt/venv/bin/python',
+      importStrategy: 'fromEnvironment',
       installSpec: '/src/gradguard',
       probe: { onSave: true, timeout: 12.5 },
       trace: 'verbose',
@@ -62,6 +64,7 @@ describe('readSettings', () => {
       severity: { GG001: 'fatal', GG002: 'hint' },
       probe: { onSave: 1, timeout: -3 },
       interpreter: 42,
+      importStrategy: 'bundled',
     }, problems);
     assert.equal(settings.enable, true);
     assert.deepEqual(settings.select, []);
@@ -70,7 +73,8 @@ describe('readSettings', () => {
     assert.equal(settings.probe.onSave, false);
     assert.equal(settings.probe.timeout, DEFAULTS.probe.timeout);
     assert.equal(settings.interpreter, '');
-    assert.equal(problems.length, 7, problems.join('\n'));
+    assert.equal(settings.importStrategy, 'useBundled');
+    assert.equal(problems.length, 8, problems.join('\n'));
     assert.ok(problems.some((p) => p.includes('gradguard.severity.GG001')));
   });
 
@@ -138,8 +142,9 @@ describe('what the server is sent', () => {
 });
 
 describe('needsRestart', () => {
-  it('only for enable and interpreter', () => {
+  it('only for enable, interpreter and importStrategy', () => {
     assert.equal(needsRestart(DEFAULTS, { ...DEFAULTS, enable: false }), true);
+    assert.equal(needsRestart(DEFAULTS, { ...DEFAULTS, importStrategy: 'fromEnvironment' }), true);
     assert.equal(needsRestart(DEFAULTS, { ...DEFAULTS, interpreter: '/venv/bin/python' }), true);
     assert.equal(needsRestart(DEFAULTS, { ...DEFAULTS, select: ['GG001'] }), false);
     assert.equal(needsRestart(DEFAULTS, { ...DEFAULTS, probe: { onSave: true, timeout: 5 } }), false);
@@ -168,6 +173,7 @@ describe('the manifest', () => {
       'gradguard.exclude': DEFAULTS.exclude,
       'gradguard.uncertain': DEFAULTS.uncertain,
       'gradguard.interpreter': DEFAULTS.interpreter,
+      'gradguard.importStrategy': DEFAULTS.importStrategy,
       'gradguard.installSpec': DEFAULTS.installSpec,
       'gradguard.probe.onSave': DEFAULTS.probe.onSave,
       'gradguard.probe.timeout': DEFAULTS.probe.timeout,

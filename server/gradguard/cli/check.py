@@ -13,15 +13,18 @@ import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from gradguard.analysis import Hazard, Selection, SourceError
 from gradguard.analysis.analyze import analyze_file, project_for
 from gradguard.analysis.interpreter import SummaryCache
 from gradguard.analysis.project import Project
 from gradguard.cli.cache import Entry, ResultCache, digest
-from gradguard.cli.files import read, walk
+from gradguard.cli.discovery import ConfigError, Discovery, discover, load_discovery
+from gradguard.cli.files import read
 from gradguard.cli.fixing import fix_file
-from gradguard.cli.formats import FORMATTERS
+from gradguard.cli.formats import FORMATTERS, Finding
+from gradguard.cli.notebook import CellMap, NotebookError, program_of
 
 
 @dataclass
@@ -33,6 +36,7 @@ class FileResult:
     digest: str | None = None
     # The other project files the analysis read, with the digests of their texts.
     read: dict[str, str] = field(default_factory=dict)
+    cells: CellMap | None = None  # a notebook's
 
 
 # One project a worker process: the files it imports are parsed once, and their
@@ -55,10 +59,17 @@ def check_file(job: tuple[str, Selection, tuple[str, ...]]) -> FileResult:
     project, summaries = _project(roots)
     absolute = os.path.abspath(path)
     imported = project.programs.get(absolute) is not None
+    cells = None
     try:
-        analysis = analyze_file(absolute, source.text, project, selection, summaries)
+        text, cells = program_of(path, source.text)
+        analysis = analyze_file(absolute, text, project, selection, summaries)
+    except NotebookError as error:
+        return FileResult(path, error=str(error))
     except SourceError as error:
-        where = f"{error.line}:{error.column}: " if error.line else ""
+        where = ""
+        if error.line:
+            cell, line = cells.locate(error.line) if cells else (None, error.line)
+            where = (f"cell {cell}:" if cell else "") + f"{line}:{error.column}: "
         return FileResult(path, error=f"{where}{error}", digest=digest(source.text))
     except RecursionError:
         return FileResult(path, error="too deeply nested to analyse",
@@ -71,7 +82,7 @@ def check_file(job: tuple[str, Selection, tuple[str, ...]]) -> FileResult:
              for hazard in hazards]
     read_texts = {other: digest(project.texts[other]) for other in analysis.read
                   if other in project.texts}
-    return FileResult(path, found, None, digest(source.text), read_texts)
+    return FileResult(path, found, None, digest(source.text), read_texts, cells)
 
 
 def check_paths(paths: list[str], selection: Selection, jobs: int,
@@ -93,14 +104,19 @@ def project_roots(paths: list[str]) -> tuple[str, ...]:
 
 def run_check(paths: list[str], output_format: str, selection: Selection,
               jobs: int | None, fix: bool = False, diff: bool = False,
-              use_cache: bool = True) -> int:
+              force_exclude: bool = False, use_cache: bool = True) -> int:
+    try:
+        discovery = load_discovery(Path.cwd(), force_exclude)
+    except ConfigError as error:
+        print(f"gradguard: {error}", file=sys.stderr)
+        return 2
     missing = [p for p in paths if not os.path.exists(p)]
     for path in missing:
         print(f"gradguard: {path}: no such file or directory", file=sys.stderr)
     present = [p for p in paths if p not in missing]
     if fix or diff:
-        return run_fix(present, selection, diff) if present else 2
-    files = list(walk(present))
+        return run_fix(present, selection, diff, discovery) if present else 2
+    files = list(discover(present, discovery))
     cache = ResultCache(selection) if use_cache else None
     results: list[FileResult] = []
     todo = []
@@ -112,7 +128,7 @@ def run_check(paths: list[str], output_format: str, selection: Selection,
         if entry is None:
             todo.append(path)
         else:
-            results.append(FileResult(path, entry.found, entry.error))
+            results.append(FileResult(path, entry.found, entry.error, cells=_cells(path)))
     fresh = check_paths(todo, selection, jobs or os.cpu_count() or 1, project_roots(present))
     if cache is not None:
         for result in fresh:
@@ -121,7 +137,8 @@ def run_check(paths: list[str], output_format: str, selection: Selection,
                           Entry(result.digest, result.read, result.found, result.error))
         cache.save()
     results += fresh
-    for result in sorted(results, key=lambda r: files.index(r.path)):
+    order = {path: index for index, path in enumerate(files)}
+    for result in sorted(results, key=lambda r: order[r.path]):
         if result.error is not None:
             print(f"gradguard: {result.path}: {result.error}", file=sys.stderr)
     found = _reported(results, files)
@@ -133,21 +150,34 @@ def run_check(paths: list[str], output_format: str, selection: Selection,
     return 1 if found else 0
 
 
-def _reported(results: list[FileResult], files: list[str]) -> list[tuple[str, Hazard]]:
+def _cells(path: str) -> CellMap | None:
+    """A notebook's cell map (its results come from the cache; the map is cheap)."""
+    if not path.endswith(".ipynb"):
+        return None
+    source = read(path)
+    try:
+        return None if source.text is None else program_of(path, source.text)[1]
+    except NotebookError:
+        return None
+
+
+def _reported(results: list[FileResult], files: list[str]) -> list[Finding]:
     """Each hazard once (files reached from several others find it again), by file in
     the order given, then by position; paths as the user wrote them."""
     shown = {os.path.abspath(path): path for path in files}
+    cells = {os.path.abspath(r.path): r.cells for r in results if r.cells is not None}
     order = {path: index for index, path in enumerate(files)}
-    best: dict[tuple[object, ...], tuple[str, Hazard]] = {}
+    best: dict[tuple[object, ...], tuple[str, Hazard, CellMap | None]] = {}
     for result in results:
         for where, hazard in result.found:
             path = shown.get(where) or _relative(where)
             key = (where, hazard.code, hazard.span, hazard.message)
             known = best.get(key)
             if known is None or len(hazard.related) < len(known[1].related):
-                best[key] = (path, hazard)
-    return sorted(best.values(), key=lambda item: (order.get(item[0], len(order)), item[0],
-                                                   item[1].span, item[1].code))
+                best[key] = (path, hazard, cells.get(where))
+    ordered = sorted(best.values(), key=lambda item: (order.get(item[0], len(order)),
+                                                      item[0], item[1].span, item[1].code))
+    return [Finding(path, hazard, cell_map) for path, hazard, cell_map in ordered]
 
 
 def _relative(path: str) -> str:
@@ -155,13 +185,13 @@ def _relative(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def run_fix(paths: list[str], selection: Selection, diff: bool) -> int:
+def run_fix(paths: list[str], selection: Selection, diff: bool, discovery: Discovery) -> int:
     fixed = 0
-    left: list[tuple[str, Hazard]] = []
-    for path in walk(paths):
-        count, remaining = fix_file(path, selection, diff)
+    left: list[Finding] = []
+    for path in discover(paths, discovery):
+        count, remaining, cells = fix_file(path, selection, diff)
         fixed += count
-        left.extend((path, hazard) for hazard in remaining)
+        left.extend(Finding(path, hazard, cells) for hazard in remaining)
     verb = "would fix" if diff else "fixed"
     print(f"gradguard: {verb} {fixed} hazard(s); {len(left)} left without a safe fix",
           file=sys.stderr)

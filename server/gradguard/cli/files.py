@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-SKIPPED_DIRS = {".git", ".hg", ".venv", "venv", "__pycache__", "node_modules", ".tox",
-                ".mypy_cache", ".ruff_cache", "build", "dist"}
 
 
 @dataclass(frozen=True)
@@ -16,20 +11,6 @@ class SourceFile:
     path: str
     text: str | None
     error: str | None = None
-
-
-def walk(paths: list[str]) -> Iterator[str]:
-    """Every ``*.py`` file under the given paths, in a stable order."""
-    for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
-                for name in sorted(files):
-                    if name.endswith(".py"):
-                        yield os.path.join(root, name)
-        else:
-            yield given
 
 
 def read(path: str) -> SourceFile:

@@ -8,10 +8,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from gradguard.analysis import Hazard, Selection, SourceError
+from gradguard.analysis import Hazard, Selection, SourceError, analyze_source
 from gradguard.analysis.blocks import split_lines
 from gradguard.cli.files import read
-from gradguard.fixes.apply import fix_text
+from gradguard.cli.notebook import CellMap, NotebookError, parse_notebook
+from gradguard.fixes.apply import FixResult, fix_text
 
 
 def write_atomically(path: str, text: str) -> None:
@@ -29,24 +30,46 @@ def write_atomically(path: str, text: str) -> None:
         raise
 
 
-def fix_file(path: str, selection: Selection, diff: bool) -> tuple[int, list[Hazard]]:
-    """Fix one file (or print its diff); returns (hazards fixed, hazards left)."""
+def fix_file(path: str, selection: Selection,
+             diff: bool) -> tuple[int, list[Hazard], CellMap | None]:
+    """Fix one file (or print its diff); returns (hazards fixed, hazards left, the cells
+    of a notebook, which the lines of the hazards left refer to)."""
     source = read(path)
     if source.text is None:
         print(f"gradguard: {path}: {source.error}", file=sys.stderr)
-        return 0, []
+        return 0, [], None
     try:
-        result = fix_text(source.text, selection)
-    except SourceError as error:
+        if path.endswith(".ipynb"):
+            result, new_text, cells = _fix_notebook(source.text, selection)
+        else:
+            result = fix_text(source.text, selection)
+            new_text, cells = result.text, None
+    except (SourceError, NotebookError) as error:
         print(f"gradguard: {path}: {error}", file=sys.stderr)
-        return 0, []
+        return 0, [], None
     if result.error is not None:
         print(f"gradguard: {path}: {result.error}", file=sys.stderr)
-    if result.text != source.text:
+    if new_text != source.text:
         if diff:
             sys.stdout.writelines(difflib.unified_diff(
-                split_lines(source.text), split_lines(result.text),
+                split_lines(source.text), split_lines(new_text),
                 fromfile=f"a/{path}", tofile=f"b/{path}"))
         else:
-            write_atomically(path, result.text)
-    return result.fixed, result.remaining
+            write_atomically(path, new_text)
+    return result.fixed, result.remaining, cells
+
+
+def _fix_notebook(text: str, selection: Selection) -> tuple[FixResult, str, CellMap]:
+    """Fix a notebook's program, put the cells back; keep the file as it was if unchanged.
+
+    The hazards left are those of the fixed notebook's own program (the one ``check``
+    reads), so that their lines map to cells.
+    """
+    notebook = parse_notebook(text)
+    result = fix_text(notebook.program_to_fix(), selection)
+    if result.fixed == 0:
+        remaining = analyze_source(notebook.program, selection)
+        return FixResult(text, 0, remaining, result.error), text, notebook.cells
+    fixed = notebook.with_fixed_program(result.text)
+    remaining = analyze_source(fixed.program, selection)
+    return FixResult(result.text, result.fixed, remaining, result.error), fixed.dumps(), fixed.cells

@@ -24,7 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="find in-place autograd hazards in files")
     check.add_argument("paths", nargs="+", metavar="PATH")
-    check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text",
+                       help="github: workflow commands, shown as annotations in GitHub Actions")
     check.add_argument("--select", type=_codes, default=None, metavar="CODES")
     check.add_argument("--ignore", type=_codes, default=frozenset(), metavar="CODES")
     check.add_argument("--uncertain", action="store_true",
@@ -39,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-cache", action="store_true",
                        help="analyse every file again (results are otherwise kept in "
                        ".gradguard_cache/ and reused while files are unchanged)")
+    check.add_argument("--force-exclude", action="store_true",
+                       help="apply exclude settings to files named on the command line too "
+                       "(for pre-commit, which names every staged file)")
     probe = commands.add_parser(
         "probe", help="run code under torch and report what really overwrote a saved tensor"
     )
@@ -60,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         selection = Selection(args.select, args.ignore, args.uncertain)
         try:
             return run_check(args.paths, args.format, selection, args.jobs, args.fix, args.diff,
-                             not args.no_cache)
+                             args.force_exclude, not args.no_cache)
         except BrokenPipeError:  # `gradguard check ... | head`
             return 1
     if args.command == "probe":

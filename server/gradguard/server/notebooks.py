@@ -7,31 +7,19 @@ where it starts, so a finding is shown in the cell that holds it and related loc
 can point into other cells.
 
 IPython lines (``%magic``, ``!shell``, ``%%cell magic``) are not Python: each is replaced
-by ``pass`` (same line count, same indentation) in the program, never in the cell.
+by ``pass`` (same line count, same indentation) in the program, never in the cell
+(``gradguard.cells``, shared with ``gradguard check``).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from lsprotocol import types
 
+from gradguard.cells import python_of_cell
 from gradguard.server.documents import Target, TextBuffer, Unit
 from gradguard.server.positions import Encoding
-
-_IPYTHON_LINE = re.compile(r"^([ \t]*)[%!]")
-
-
-def _python_of(cell: str) -> str:
-    if "%" not in cell and "!" not in cell:
-        return cell
-    lines = cell.split("\n")
-    for number, line in enumerate(lines):
-        match = _IPYTHON_LINE.match(line)
-        if match:
-            lines[number] = match.group(1) + "pass"
-    return "\n".join(lines)
 
 
 @dataclass(eq=False)
@@ -62,7 +50,7 @@ class NotebookUnit(Unit):
     def program(self) -> str:
         # Every cell ends with exactly one line break of its own, so cell k starts at the
         # line after cell k-1's last line, which is what ``targets`` counts.
-        return "".join(_python_of(cell.text) + "\n" for cell in self._code_cells())
+        return "".join(python_of_cell(cell.text) + "\n" for cell in self._code_cells())
 
     def buffer(self, uri: str) -> TextBuffer | None:
         return self.cells.get(uri)

@@ -1,0 +1,191 @@
+"""Which files ``gradguard check`` reads: the project's own code, found as ruff finds it.
+
+Walking a directory skips:
+
+- what ``.gitignore`` and ``.ignore`` files say (each applies below its own folder, a
+  deeper file overriding a shallower one, ``!`` patterns included: pathspec's gitignore
+  semantics, not hand-written globs);
+- any directory holding a ``pyvenv.cfg`` (a virtualenv, whatever its name);
+- ``exclude`` (default: ruff's list, ``.venv``, ``build``, ``node_modules``...) and
+  ``extend-exclude`` of ``[tool.gradguard]``, gitignore-style patterns relative to the
+  ``pyproject.toml`` that holds them;
+
+and keeps the files whose name matches ``include`` (default ``*.py`` and ``*.ipynb``).
+A file named on the command line is always checked, as the user asked for it, unless
+``--force-exclude`` is given (as a pre-commit hook does, which names every staged file).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pathspec import GitIgnoreSpec
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - tomli is a dependency on Python 3.10
+    import tomli as tomllib
+
+# ruff's default exclude, which users of both tools already know.
+DEFAULT_EXCLUDE = (
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints",
+    ".mypy_cache", ".nox", ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache",
+    ".svn", ".tox", ".venv", ".vscode", "__pypackages__", "_build", "buck-out", "build",
+    "dist", "node_modules", "site-packages", "venv",
+)
+DEFAULT_INCLUDE = ("*.py", "*.ipynb")
+IGNORE_FILES = (".gitignore", ".ignore")
+
+
+class ConfigError(ValueError):
+    """``[tool.gradguard]`` holds a discovery key of the wrong type."""
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """The discovery settings of one run."""
+
+    root: Path  # the folder exclude patterns are relative to
+    exclude: GitIgnoreSpec
+    include: GitIgnoreSpec
+    force_exclude: bool = False
+
+    def excluded(self, path: Path, is_dir: bool) -> bool:
+        return self.exclude.match_file(_relative(path, self.root, is_dir))
+
+
+def _relative(path: Path, root: Path, is_dir: bool) -> str:
+    absolute = path.absolute()
+    try:
+        text = absolute.relative_to(root).as_posix()
+    except ValueError:  # outside the project: bare-name patterns still apply
+        text = absolute.as_posix().lstrip("/")
+    return text + "/" if is_dir else text
+
+
+def _patterns(table: dict[str, Any], key: str) -> list[str] | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"[tool.gradguard] {key} must be a list of strings")
+    return value
+
+
+def nearest_pyproject(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` at or above ``start`` with a ``[tool.gradguard]``."""
+    for folder in (start.absolute(), *start.absolute().parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                with candidate.open("rb") as handle:
+                    data = tomllib.load(handle)
+            except (OSError, tomllib.TOMLDecodeError):
+                continue
+            if isinstance(data.get("tool", {}).get("gradguard"), dict):
+                return candidate
+    return None
+
+
+def load_discovery(start: Path, force_exclude: bool = False) -> Discovery:
+    pyproject = nearest_pyproject(start)
+    table: dict[str, Any] = {}
+    root = start.absolute()
+    if pyproject is not None:
+        with pyproject.open("rb") as handle:
+            table = tomllib.load(handle)["tool"]["gradguard"]
+        root = pyproject.parent
+    exclude = _patterns(table, "exclude")
+    exclude = list(DEFAULT_EXCLUDE) if exclude is None else exclude
+    exclude += _patterns(table, "extend-exclude") or []
+    include = _patterns(table, "include") or list(DEFAULT_INCLUDE)
+    return Discovery(root, GitIgnoreSpec.from_lines(exclude),
+                     GitIgnoreSpec.from_lines(include), force_exclude)
+
+
+@dataclass(frozen=True)
+class _IgnoreFile:
+    folder: Path
+    spec: GitIgnoreSpec
+
+    def verdict(self, path: Path, is_dir: bool) -> bool | None:
+        """True: ignored, False: re-included by a ``!`` pattern, None: not mentioned."""
+        relative = path.relative_to(self.folder).as_posix() + ("/" if is_dir else "")
+        return self.spec.check_file(relative).include
+
+
+def _ignore_files(folder: Path) -> list[_IgnoreFile]:
+    found = []
+    for name in IGNORE_FILES:
+        try:
+            lines = (folder / name).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        found.append(_IgnoreFile(folder, GitIgnoreSpec.from_lines(lines)))
+    return found
+
+
+def _ignored(path: Path, is_dir: bool, stack: Iterable[_IgnoreFile]) -> bool:
+    # The deepest ignore file that mentions the path decides (.ignore after .gitignore).
+    for ignore in reversed(list(stack)):
+        verdict = ignore.verdict(path, is_dir)
+        if verdict is not None:
+            return verdict
+    return False
+
+
+def _walk(top: Path, discovery: Discovery) -> Iterator[str]:
+    # Ignore files of the folders above `top`, up to the repository (or filesystem) root.
+    # Outside a git repository only the folders walked count, as with git itself.
+    above: list[_IgnoreFile] = []
+    for folder in top.absolute().parents:
+        above[:0] = _ignore_files(folder)
+        if (folder / ".git").exists():
+            break
+    else:
+        above = []
+    stacks = {top.absolute(): above + _ignore_files(top.absolute())}
+    for root, dirs, files in os.walk(top):
+        here = Path(root).absolute()
+        stack = stacks.pop(here)
+        kept = []
+        for name in sorted(dirs):
+            child = here / name
+            if (child / "pyvenv.cfg").exists() or discovery.excluded(child, True) \
+                    or _ignored(child, True, stack):
+                continue
+            kept.append(name)
+            stacks[child] = stack + _ignore_files(child)
+        dirs[:] = kept
+        for name in sorted(files):
+            child = here / name
+            if discovery.include.match_file(name) and not discovery.excluded(child, False) \
+                    and not _ignored(child, False, stack):
+                yield os.path.join(root, name)
+
+
+def discover(paths: list[str], discovery: Discovery) -> Iterator[str]:
+    """Every file to check under the given paths, in a stable order."""
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            yield from _walk(path, discovery)
+        elif not (discovery.force_exclude and _skipped_file(path, discovery)):
+            yield given
+
+
+def _skipped_file(path: Path, discovery: Discovery) -> bool:
+    """Whether walking the project would have passed over this file (--force-exclude)."""
+    if discovery.excluded(path, False):
+        return True
+    for folder in path.absolute().parents:
+        if (folder / "pyvenv.cfg").exists() or discovery.excluded(folder, True):
+            return True
+        if folder == discovery.root:
+            break
+    return False
