@@ -106,10 +106,18 @@ class Project:
         return None
 
     def _search_folders(self, here: str) -> list[str]:
+        """The importing file's folder, then each folder above it up to a project root
+        (a script's folder is on ``sys.path``, and packages need no ``__init__.py``),
+        then the project's roots."""
         folders = [here]
         current = here
-        while os.path.isfile(os.path.join(current, "__init__.py")):
-            current = os.path.dirname(current)
+        inside = any(_within(here, root) for root in self.roots)
+        for _ in range(MAX_HOPS):
+            parent = os.path.dirname(current)
+            if parent == current or (inside and current in self.roots) or (
+                    not inside and not os.path.isfile(os.path.join(current, "__init__.py"))):
+                break
+            current = parent
             folders.append(current)
         return folders + [root for root in self.roots if root not in folders]
 
@@ -155,6 +163,10 @@ def _identity(found: Definition | None) -> object:
     if isinstance(found, FunctionInfo):
         return found.node
     return None
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _module_in(folder: str, parts: list[str]) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from gradguard.analysis.findings import Finding
 from gradguard.analysis.hazard import Fix, Hazard, Related, Severity
 from gradguard.analysis.values import Save
@@ -54,7 +56,7 @@ def to_hazard(finding: Finding) -> Hazard:
             words = ROLE_WORDS.get(save.role, "a tensor saved by")
             where = f"line {save_span.line}"
             if save.piece.path != finding.piece.path:
-                where = f"{save.piece.path}:{save_span.line}"
+                where = f"{_near(save.piece.path, finding.piece.path)}:{save_span.line}"
             parts.append(f"{words} {code(label)} at {where}, which {aten}'s "
                          "backward needs")
             noun = ROLE_NOUNS.get(save.role, "a tensor")
@@ -91,6 +93,12 @@ def to_hazard(finding: Finding) -> Hazard:
                                _other(piece.path, finding.piece.path)))
     return Hazard(finding.code, span, message, _severity(finding), finding.confidence,
                   tuple(related), _fix(finding))
+
+
+def _near(path: str, home: str) -> str:
+    """Another file's path as seen from the hazard's file (``layers.py``, ``../model.py``)."""
+    return os.path.relpath(path, os.path.dirname(home) or ".") if os.path.isabs(path) and \
+        os.path.isabs(home) else path
 
 
 def _other(path: str, home: str) -> str | None:

@@ -35,6 +35,8 @@ from gradguard.fixes.plans import CloneIfUsedLater, Place, Plan, is_dotted
 MODULE_RETURNS_SELF = {"train", "eval", "to", "cuda", "cpu", "float", "double", "half",
                        "requires_grad_", "type", "share_memory"}
 SMALL_BUILTINS = ("range", "len", "int", "max", "min", "sum", "round", "abs")
+# The attribute a name computed at run time stands for (``setattr(self, f"conv{i}", m)``).
+ANY_ATTR = "<any>"
 
 @dataclass
 class _Saved:
@@ -308,6 +310,8 @@ class Calls(State):
         if name in ("list", "tuple") and args and args[0].kind == "list":
             return Value("list", items=None if args[0].items is None else list(args[0].items),
                          view=args[0].view, storages=args[0].storages)
+        if name in ("setattr", "getattr") and len(args) >= 2:
+            return self.dynamic_attribute(name, args, frame)
         if name in ("isinstance", "hasattr", "callable"):
             return constant(UNKNOWN_INT)
         if name == "zip":
@@ -317,6 +321,27 @@ class Calls(State):
             return Value("list", element=Value(
                 "list", items=[constant(UNKNOWN_INT), self.element_of(args[0])]))
         return self.call_torch(name, call, frame, args, kwargs)
+
+    def dynamic_attribute(self, name: str, args: list[Value], frame: Frame) -> Value:
+        """``setattr(m, 'conv%d' % i, block)`` and ``getattr(m, 'conv%d' % i)``: a name
+        not known stands for every attribute set with a name not known (``ANY_ATTR``)."""
+        owner, key = args[0], args[1]
+        self.observe(key)
+        text = key.const if key.kind == "const" and isinstance(key.const, str) else None
+        if name == "getattr":
+            if text is not None:
+                return self.attribute(owner, text)
+            found = (owner.attrs or {}).get(ANY_ATTR)
+            return found if found is not None else (args[2] if len(args) > 2 else unknown())
+        if owner.attrs is not None and len(args) > 2:
+            attr = text if text is not None else ANY_ATTR
+            value = args[2]
+            before = owner.attrs.get(attr)
+            if self.attr_journal is not None:
+                self.attr_journal.append((owner.attrs, attr, before))
+            owner.attrs[attr] = value if before is None or text is not None else \
+                self.join(before, value)
+        return constant(None)
 
     def call_method(self, owner: Value, name: str, call: ast.Call, frame: Frame) -> Value:
         piece = frame.piece

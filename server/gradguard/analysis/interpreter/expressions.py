@@ -112,7 +112,10 @@ class Expressions(State):
         return self.attribute_of(self.eval(expr.value, frame), expr, frame)
 
     def attribute_of(self, owner: Value, expr: ast.Attribute, frame: Frame) -> Value:
-        attr = expr.attr
+        return self.attribute(owner, expr.attr)
+
+    def attribute(self, owner: Value, attr: str) -> Value:
+        """``owner.attr`` (also ``getattr(owner, "attr")``)."""
         if owner.kind == "function":
             if owner.const is not None:
                 return unknown()

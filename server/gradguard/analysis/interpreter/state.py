@@ -41,6 +41,12 @@ GRAD_OFF = {
 GRAD_ON = {"torch.enable_grad", "torch.autograd.enable_grad"}
 
 
+def _built_alike(a: Value, b: Value) -> bool:
+    """Whether two modules were built by the same constructor call."""
+    node_a = getattr(a.spec, "node", None)
+    return node_a is not None and node_a is getattr(b.spec, "node", None)
+
+
 class OutOfBudget(Exception):
     """The interpretation of one root took too many steps; its findings so far stand."""
 
@@ -200,6 +206,8 @@ class State:
     def join(self, a: Value, b: Value) -> Value:
         if a is not b and a.kind == "const" and b.kind == "const":
             self.observe(a, b)  # equal constants join to the constant
+        if a.kind == b.kind == "module" and _built_alike(a, b):
+            return a  # two layers built by one line: either does what the other does
         return join(a, b)
 
     # -- text -------------------------------------------------------------------------
@@ -297,6 +305,9 @@ class State:
         raise NotImplementedError
 
     def attribute_of(self, owner: Value, expr: ast.Attribute, frame: Frame) -> Value:
+        raise NotImplementedError
+
+    def attribute(self, owner: Value, attr: str) -> Value:
         raise NotImplementedError
 
     def optimizer_step(self, optimizer: Value, piece: Piece, call: ast.Call) -> None:
