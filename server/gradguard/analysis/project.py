@@ -114,7 +114,7 @@ class Project:
         inside = any(_within(here, root) for root in self.roots)
         for _ in range(MAX_HOPS):
             parent = os.path.dirname(current)
-            if parent == current or (inside and current in self.roots) or (
+            if parent == current or (inside and current in self.roots and current != here) or (
                     not inside and not os.path.isfile(os.path.join(current, "__init__.py"))):
                 break
             current = parent
