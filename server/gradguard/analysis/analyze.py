@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from gradguard.analysis.blocks import defined_name, split_blocks, split_lines
@@ -11,7 +11,7 @@ from gradguard.analysis.findings import Finding, better
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.interpreter import SummaryCache
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, build_program
-from gradguard.analysis.project import Project
+from gradguard.analysis.project import Project, read_file
 from gradguard.analysis.report import to_hazard
 from gradguard.analysis.roots import RootResult, roots, run_root
 from gradguard.analysis.suppression import is_suppressed
@@ -181,9 +181,10 @@ def _parsed_or_none(path: str, source: str) -> Program | None:
         return None
 
 
-def project_for(roots: list[str]) -> Project:
-    """A project whose files are read from disk and parsed on first use."""
-    return Project(roots, parse=_parsed_or_none)
+def project_for(roots: list[str],
+                read: Callable[[str], str | None] = read_file) -> Project:
+    """A project whose files are read (from disk, by default) and parsed on first use."""
+    return Project(roots, read=read, parse=_parsed_or_none)
 
 
 @dataclass(frozen=True)

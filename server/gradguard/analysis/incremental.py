@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 import bisect
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import overload
 
@@ -40,6 +40,7 @@ from gradguard.analysis.program import (
     changed_names,
     index_statement,
 )
+from gradguard.analysis.project import Project
 from gradguard.analysis.roots import Root, RootResult, roots, run_root
 from gradguard.analysis.syntax import Piece, SourceError, parse
 
@@ -167,8 +168,20 @@ class IncrementalDocument:
     _pieces: list[BlockText] = field(default_factory=list)
     # The ids of the pieces of the last update.
     _live: set[int] = field(default_factory=set)
+    # The project whose other files this document's imports reach (None: it stands
+    # alone), the programs of those it read at the last update, and that update's result.
+    project: Project | None = None
+    read_paths: frozenset[str] = frozenset()
+    # How many times the document's program was built again (what importers read).
+    revision: int = 0
+    _seen: dict[str, Program | None] = field(default_factory=dict)
+    _last: tuple[Selection | None, list[Hazard]] | None = None
 
     def update(self, text: str, selection: Selection | None = None) -> list[Hazard]:
+        elsewhere = self._changed_elsewhere()
+        if self.incremental and text == self.text and self._last is not None and \
+                not elsewhere and self._last[0] == selection:
+            return self._last[1]  # nothing it reads changed (another file was re-saved)
         if self.incremental:
             self._pieces = resplit_blocks(self.text, self._pieces, text)
         else:
@@ -177,19 +190,38 @@ class IncrementalDocument:
         self.text = text
         self.blocks = self._rebuild(self._pieces)
         program = self._build_program()
+        self.revision += 1
         changed = None if self._program is None else \
-            frozenset(changed_names(self._program, program))
+            frozenset(changed_names(self._program, program) | elsewhere)
         self._program = program
-        programs = {self.path: program}
+        programs: Mapping[str, Program | None] = {self.path: program}
+        if self.project is not None:
+            self.project.add(program, text)  # files importing this one see this text
+            programs = self.project.programs
         self._forget_summaries(programs, changed)
         all_roots = roots(program, per_method=True)
         results = [self._result(programs, root, changed) for root in all_roots]
         keys = {root.key for root in all_roots}
         self._cache = {k: v for k, v in self._cache.items() if k in keys}
+        self.read_paths = frozenset(path for result in results
+                                    for path in result.reads.paths()) - {self.path}
+        self._seen = {path: programs.get(path) for path in self.read_paths}
         findings = merge(results)
-        if not findings:
-            return []
-        return to_hazards(findings, self.path, _DocumentLines(self.blocks), selection)
+        hazards = to_hazards(findings, self.path, _DocumentLines(self.blocks), selection) \
+            if findings else []
+        self._last = (selection, hazards)
+        return hazards
+
+    def _changed_elsewhere(self) -> set[tuple[str, str]]:
+        """What the other files this document read define differently now."""
+        changed: set[tuple[str, str]] = set()
+        if self.project is None:
+            return changed
+        for path, before in self._seen.items():
+            after = self.project.program(path)
+            if after is not before:
+                changed |= changed_names(before, after, path)
+        return changed
 
     @property
     def errors(self) -> list[tuple[int, int, str]]:
@@ -258,7 +290,7 @@ class IncrementalDocument:
                 block.stale = True
                 block.move_to(block.start_line, clamp=True)
 
-    def _forget_summaries(self, programs: dict[str, Program],
+    def _forget_summaries(self, programs: Mapping[str, Program | None],
                           changed: frozenset[tuple[str, str]] | None) -> None:
         """Drop the summaries whose function is gone or whose lookups no longer hold."""
         live = {id(b.piece) for b in self.blocks if b.piece is not None}
@@ -266,7 +298,7 @@ class IncrementalDocument:
         gone, self._live = self._live - live, live
         self._summaries.forget(gone, changed, programs)
 
-    def _result(self, programs: dict[str, Program], root: Root,
+    def _result(self, programs: Mapping[str, Program | None], root: Root,
                 changed: frozenset[tuple[str, str]] | None) -> RootResult:
         cached = self._cache.get(root.key) if self.incremental else None
         if cached is not None and _same(cached.anchors, root.anchors) and (

@@ -86,10 +86,14 @@ def _name(key: tuple[str, ...]) -> str:
     return key[2]
 
 
-def changed_names(before: Program, after: Program) -> set[tuple[str, str]]:
-    """What a lookup could find differently in ``after`` than in ``before``, named as
-    ``Reads.names`` names lookups: an edit inside one method changes that method only."""
-    path = after.path
+def changed_names(before: Program | None, after: Program | None,
+                  path: str | None = None) -> set[tuple[str, str]]:
+    """What a lookup could find differently in ``after`` than in ``before`` (either may
+    be missing: a file that does not parse), named as ``Reads.names`` names lookups: an
+    edit inside one method changes that method only."""
+    empty = Program(path or "", [], {}, {}, {})
+    before, after = before or empty, after or empty
+    path = path or after.path
     changed = {(path, f"alias {name}") for name in before.aliases.keys() | after.aliases.keys()
                if before.aliases.get(name) != after.aliases.get(name)}
     for name in before.classes.keys() | after.classes.keys():

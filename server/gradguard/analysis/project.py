@@ -75,6 +75,17 @@ class Project:
                 reaching(self.text_of(path))
         return self._reaching[key]
 
+    def forget(self, path: str, created_or_deleted: bool = False) -> None:
+        """A file changed: read and parse it again when next asked (a file that appeared
+        or went away may change where any import leads)."""
+        self.programs.pop(path, None)
+        self.texts.pop(path, None)
+        for strong in (False, True):
+            self._reaching.pop((path, strong), None)
+        if created_or_deleted:
+            self._files.clear()
+            self._resolved.clear()
+
     def text_of(self, path: str) -> str:
         """A file's text as the project has it (read once)."""
         if path not in self.texts:

@@ -19,8 +19,8 @@ from __future__ import annotations
 import bisect
 import re
 import secrets
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from lsprotocol import types
@@ -30,6 +30,7 @@ from gradguard.analysis.hazard import Hazard, Severity, Span
 from gradguard.analysis.incremental import IncrementalDocument
 from gradguard.analysis.rules import RULES
 from gradguard.server.documents import Outcome, Snapshot, Target
+from gradguard.server.positions import LineIndex
 from gradguard.server.probe_marks import PlacedMark
 from gradguard.server.settings import SYNTAX_CODE
 
@@ -93,6 +94,20 @@ def _shift_line_mentions(message: str, shift: int) -> str:
 class _Context:
     snapshot: Snapshot
     starts: list[int]
+    # The text of another file (a related location in a file the program imports).
+    text_of: Callable[[str], str | None] = lambda path: None
+    _others: dict[str, LineIndex | None] = field(default_factory=dict)
+
+    def other_range(self, path: str, span: Span) -> tuple[str, types.Range] | None:
+        """Where a span of another file is, for the client."""
+        if path not in self._others:
+            text = self.text_of(path)
+            self._others[path] = None if text is None else LineIndex(text)
+        index = self._others[path]
+        if index is None or span.line > index.line_count:
+            return None
+        uri = from_fs_path(path) or path
+        return uri, index.span_range(span, self.snapshot.encoding, 0)
 
     def target_of(self, program_line: int) -> Target | None:
         """The target holding 0-based program line ``program_line``."""
@@ -123,6 +138,12 @@ def _hazard_diagnostic(hazard: Hazard, context: _Context) -> tuple[str, types.Di
     snapshot = context.snapshot
     related = []
     for item in hazard.related:
+        if item.path is not None:
+            elsewhere = context.other_range(item.path, item.span)
+            if elsewhere is not None:
+                related.append(types.DiagnosticRelatedInformation(
+                    types.Location(*elsewhere), item.message))
+            continue
         where = context.range_of(item.span)
         if where is not None:
             related.append(types.DiagnosticRelatedInformation(
@@ -237,8 +258,9 @@ def _merge_probe(per_target: dict[str, list[types.Diagnostic]],
 
 def build_outcome(snapshot: Snapshot, hazards: Iterable[Hazard],
                   problems: Iterable[SyntaxProblem],
-                  probe: Iterable[PlacedMark] = ()) -> Outcome:
-    context = _Context(snapshot, [t.first_line for t in snapshot.targets])
+                  probe: Iterable[PlacedMark] = (),
+                  text_of: Callable[[str], str | None] = lambda path: None) -> Outcome:
+    context = _Context(snapshot, [t.first_line for t in snapshot.targets], text_of)
     per_target: dict[str, list[types.Diagnostic]] = {t.uri: [] for t in snapshot.targets}
     made = [_hazard_diagnostic(h, context) for h in hazards]
     made += [_syntax_diagnostic(p, context) for p in problems]

@@ -11,12 +11,14 @@ configuration change makes every outcome stale without touching versions.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from lsprotocol import types
 
 from gradguard.analysis.incremental import IncrementalDocument
+from gradguard.analysis.project import Project
 from gradguard.server.positions import Encoding, LineIndex, apply_change
 from gradguard.server.probe_marks import ProbeMark
 from gradguard.server.settings import Settings
@@ -97,6 +99,8 @@ class Unit:
     settings: Settings
     generation: int = 0
     analysis: IncrementalDocument = field(default_factory=IncrementalDocument)
+    # The workspace's files, which this unit's imports reach (None: it stands alone).
+    project: Project | None = None
     latest: Outcome | None = None
     task: asyncio.Task[None] | None = None
     last_change: float = float("-inf")
@@ -116,6 +120,13 @@ class Unit:
 
     def buffer(self, uri: str) -> TextBuffer | None:
         raise NotImplementedError
+
+    def fresh_analysis(self, incremental: bool) -> IncrementalDocument:
+        """A new analysis state for this unit (its file's path, its workspace's files)."""
+        if self.path is None:
+            return IncrementalDocument(incremental=incremental)
+        return IncrementalDocument(incremental=incremental, path=os.path.abspath(self.path),
+                                   project=self.project)
 
     def is_current(self, outcome: Outcome | None) -> bool:
         return outcome is not None and (outcome.version, outcome.generation) == (

@@ -54,13 +54,15 @@ def register(server: GradGuardServer) -> None:
             await ls.pull_configuration()
             ls.settings_changed()
         if ls.features.watch_files:
-            # pyproject.toml edited outside the editor still changes the settings.
-            watcher = types.FileSystemWatcher(glob_pattern="**/pyproject.toml")
+            # pyproject.toml edited outside the editor still changes the settings, and a
+            # module saved by another program changes what the files importing it do.
+            watchers = [types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                        types.FileSystemWatcher(glob_pattern="**/*.py")]
             try:
                 await asyncio.wait_for(ls.client_register_capability_async(
                     types.RegistrationParams([types.Registration(
                         "gradguard-pyproject", types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                        types.DidChangeWatchedFilesRegistrationOptions([watcher]))])),
+                        types.DidChangeWatchedFilesRegistrationOptions(watchers))])),
                     CLIENT_ANSWER_SECONDS)
             except Exception as error:  # refused, or no answer: settings still work
                 logger.warning("could not watch pyproject.toml files: %r", error)
@@ -149,8 +151,18 @@ def register(server: GradGuardServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched_files_changed(ls: GradGuardServer,
                               params: types.DidChangeWatchedFilesParams) -> None:
-        ls.resolver.forget_pyprojects()
-        ls.settings_changed()
+        settings = False
+        for change in params.changes:
+            path = path_of(change.uri)
+            if path is None:
+                continue
+            if os.path.basename(path) == "pyproject.toml":
+                settings = True
+            elif path.endswith(".py") and ls.unit_for(change.uri) is None:
+                ls.file_changed(path, change.type != types.FileChangeType.Changed)
+        if settings or not params.changes:
+            ls.resolver.forget_pyprojects()
+            ls.settings_changed()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     async def folders_changed(ls: GradGuardServer,

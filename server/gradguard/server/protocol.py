@@ -19,6 +19,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from gradguard import __version__
+from gradguard.analysis.analyze import project_for
+from gradguard.analysis.project import Project, read_file
 from gradguard.server.diagnostics import PROBE_SOURCE
 from gradguard.server.documents import Outcome, TextBuffer, TextUnit, Unit
 from gradguard.server.notebooks import NotebookUnit
@@ -85,6 +87,9 @@ class GradGuardServer(LanguageServer):
         self.resolver = SettingsResolver()
         self.features = ClientFeatures()
         self.scheduler = Scheduler(self._deliver)
+        self.project: Project | None = None
+        # The revision of each unit's program its importers were last told of.
+        self._told: dict[str, int] = {}
         self.probes = ProbeJobs(self)
         # The URIs each unit last published diagnostics for.
         self._shown: dict[str, set[str]] = {}
@@ -113,8 +118,8 @@ class GradGuardServer(LanguageServer):
         path = path_of(item.uri)
         unit = TextUnit(item.uri, path, self.resolver.resolve(path),
                         text_buffer=TextBuffer(item.uri, item.text, item.version,
-                                               item.language_id))
-        unit.analysis.incremental = unit.settings.incremental
+                                               item.language_id), project=self.project)
+        unit.analysis = unit.fresh_analysis(unit.settings.incremental)
         unit.probe = self.probes.store.for_path(path)
         self._replace(item.uri, unit)
         self.show_problems()
@@ -131,8 +136,8 @@ class GradGuardServer(LanguageServer):
     def open_notebook(self, params: types.DidOpenNotebookDocumentParams) -> None:
         uri = params.notebook_document.uri
         path = path_of(uri)
-        unit = NotebookUnit(uri, path, self.resolver.resolve(path))
-        unit.analysis.incremental = unit.settings.incremental
+        unit = NotebookUnit(uri, path, self.resolver.resolve(path), project=self.project)
+        unit.analysis = unit.fresh_analysis(unit.settings.incremental)
         unit.open(params)
         self._replace(uri, unit)
         for cell in unit.order:
@@ -158,11 +163,54 @@ class GradGuardServer(LanguageServer):
         if unit is None:
             return
         self.scheduler.forget(unit)
+        if unit.path is not None:
+            self.file_changed(unit.path)  # its importers read the file on disk again
         self._shown.pop(uri, None)
         uris = unit.order if isinstance(unit, NotebookUnit) else [uri]
         for target in uris:
             self.cell_owner.pop(target, None)
             self._clear(target)
+
+    # -- the workspace's files --------------------------------------------------------
+
+    def make_project(self) -> None:
+        """The workspace's files, as open documents have them or else as on disk."""
+        self.project = project_for(list(self.resolver.folders), read=self._read)
+        for unit in self.units.values():
+            unit.project = self.project
+            unit.analysis = unit.fresh_analysis(unit.settings.incremental)
+
+    def _read(self, path: str) -> str | None:
+        """Runs on the analysis thread: an open document's text, else the file's."""
+        wanted = os.path.abspath(path)
+        for unit in list(self.units.values()):
+            if isinstance(unit, TextUnit) and unit.path is not None and \
+                    os.path.abspath(unit.path) == wanted:
+                return unit.program()
+        return read_file(path)
+
+    def file_changed(self, path: str, created_or_deleted: bool = False) -> None:
+        """A file changed outside the analysis of its own document (saved by another
+        program, closed in the editor): read it again, and re-analyse what read it."""
+        project = self.project
+        if project is not None:
+            wanted = os.path.abspath(path)
+            self.scheduler.on_analysis_thread(
+                lambda: project.forget(wanted, created_or_deleted))
+        if created_or_deleted:
+            for unit in list(self.units.values()):  # any import may lead elsewhere now
+                unit.generation += 1
+                self.scheduler.refresh(unit, self.encoding)
+        else:
+            self.dependents_changed(path)
+
+    def dependents_changed(self, path: str) -> None:
+        """Re-analyse the open documents whose last analysis read ``path``."""
+        wanted = os.path.abspath(path)
+        for unit in list(self.units.values()):
+            if wanted in unit.analysis.read_paths:
+                unit.generation += 1
+                self.scheduler.refresh(unit, self.encoding)
 
     def _replace(self, key: str, unit: Unit) -> None:
         old = self.units.get(key)
@@ -177,6 +225,7 @@ class GradGuardServer(LanguageServer):
         if not paths and root_uri and (root := path_of(root_uri)):
             paths = [root]
         self.resolver.folders = [os.path.normpath(p) for p in paths]
+        self.make_project()
 
     def set_initialization_options(self, options: object) -> None:
         root = self.resolver.folders[0] if self.resolver.folders else None
@@ -269,6 +318,14 @@ class GradGuardServer(LanguageServer):
         return [d for d in diagnostics if d.source != PROBE_SOURCE]
 
     def _deliver(self, unit: Unit, outcome: Outcome) -> None:
+        revision = unit.analysis.revision
+        if unit.path is not None and unit.project is not None and \
+                self._told.get(unit.key) != revision:
+            self._told[unit.key] = revision
+            self.dependents_changed(unit.path)  # what imports it reads its new text
+        self._publish(unit, outcome)
+
+    def _publish(self, unit: Unit, outcome: Outcome) -> None:
         if self.features.pull_diagnostics:
             # The client asks; ``Unit.current`` answers it.
             if self.probe_pushed_apart:

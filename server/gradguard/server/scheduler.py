@@ -23,7 +23,6 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from gradguard.analysis.incremental import IncrementalDocument
 from gradguard.server import collector
 from gradguard.server.diagnostics import build_outcome, empty_outcome, syntax_problems
 from gradguard.server.documents import Outcome, Snapshot, Unit
@@ -59,6 +58,14 @@ class Scheduler:
         if unit.task is not None:
             unit.task.cancel()
         unit.settle(None)
+
+    def on_analysis_thread(self, work: Callable[[], None]) -> None:
+        """Run ``work`` where analyses run, between two of them (the analysis state,
+        the workspace's parsed files among it, belongs to that thread)."""
+        try:
+            self._executor.submit(work)
+        except RuntimeError:  # the executor is shut down: the session is ending
+            pass
 
     def shutdown(self) -> None:
         if self._collection is not None:
@@ -112,19 +119,21 @@ class Scheduler:
         if settings.excludes(snapshot.path):
             return empty_outcome(snapshot)
         if unit.analysis.incremental != settings.incremental:
-            unit.analysis = IncrementalDocument(incremental=settings.incremental)
+            unit.analysis = unit.fresh_analysis(settings.incremental)
         self.analyses_run += 1
         try:
             hazards = unit.analysis.update(snapshot.text, settings.selection)
             problems = syntax_problems(unit.analysis) \
                 if settings.shows_syntax_errors() else []
             placed = place(snapshot.probe, unit.analysis.blocks) if snapshot.probe else []
-            return build_outcome(snapshot, hazards, problems, placed)
+            project = unit.analysis.project
+            return build_outcome(snapshot, hazards, problems, placed,
+                                 project.text_of if project is not None else lambda p: None)
         except Exception:
             # A bug in the analysis must cost this document's diagnostics, not the server.
             # Its incremental state may be half-updated: start it afresh next time.
             logger.exception("analysing %s (version %s) failed", unit.key, snapshot.version)
-            unit.analysis = IncrementalDocument(incremental=settings.incremental)
+            unit.analysis = unit.fresh_analysis(settings.incremental)
             return empty_outcome(snapshot)
         finally:
             collector.after_analysis()
