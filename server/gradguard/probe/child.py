@@ -172,6 +172,7 @@ def run_targets(spec: dict[str, Any], events: TargetEvents, device: Any) -> None
                 events("start", {"what": str(target)})
                 outcome = Executor(reporter, user_files, events, device).run(target)
                 tracker.flush()
+                tracker.settle_silent()
                 reporter.settle(completed=outcome.status == "ok")
                 events("end", {"status": outcome.status, "error": outcome.error,
                                "explained": outcome.explained, "line": outcome.line,
