@@ -19,6 +19,7 @@ import os
 import signal
 import site as site_module
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any
@@ -170,13 +171,15 @@ def run_targets(spec: dict[str, Any], events: TargetEvents, device: Any) -> None
             reporter = Reporter(tracker, user_files, events, ids)
             with captured_output(spec["workdir"], index):
                 events("start", {"what": str(target)})
+                started = time.perf_counter()
                 outcome = Executor(reporter, user_files, events, device).run(target)
                 tracker.flush()
                 tracker.settle_silent()
                 reporter.settle(completed=outcome.status == "ok")
                 events("end", {"status": outcome.status, "error": outcome.error,
                                "explained": outcome.explained, "line": outcome.line,
-                               "path": outcome.path})
+                               "path": outcome.path,
+                               "seconds": time.perf_counter() - started})
             _restore(pristine, user_files)
             tracker.reset()
             reporter = None

@@ -257,7 +257,10 @@ def _handle(event: Event, running: _Running, results: list[ProbeResult],
     elif kind == "end":
         running.ended.add(index)
         running.current, running.since = None, time.monotonic()
-        result.duration = running.since - running.started_at.get(index, running.since)
+        # The child's own clock: the parent sees events only every _POLL seconds.
+        seconds = event.get("seconds")
+        result.duration = seconds if isinstance(seconds, (int, float)) else \
+            running.since - running.started_at.get(index, running.since)
         result.status = str(event.get("status"))
         result.error = _end_error(event, result, targets[index], options)
     if options.on_event is not None:

@@ -175,7 +175,7 @@ class _Mode(TorchDispatchMode):  # type: ignore[no-untyped-call, misc]
         if tracker.pending_writes:
             tracker.flush()
         inputs = tracker.attribute_inputs(func, args) if tracker.pending_inputs else None
-        writes = tracker.writes_of.get(func)
+        writes = tracker.writes_of.get(id(func))
         if writes is None:
             writes = tracker.written_arguments(func)
         if not writes:
@@ -227,10 +227,13 @@ class Tracker:
             weakref.WeakKeyDictionary()
         self.roots: weakref.WeakSet[torch.nn.Module] = weakref.WeakSet()
         self._saved: dict[int, dict[int, _Ref]] = {}
-        self.writes_of: dict[Any, tuple[tuple[int, str], ...]] = {}
+        # Keyed by id(): an OpOverload hashes in Python, a cost on every op. Op
+        # overloads live as long as torch, and _ops keeps them for certain.
+        self.writes_of: dict[int, tuple[tuple[int, str], ...]] = {}
+        self._ops: list[Any] = []
         self._slot_counts: dict[type, int] = {}
-        self._op_names: dict[Any, str] = {}
-        self._arg_names: dict[Any, tuple[str, ...]] = {}
+        self._op_names: dict[int, str] = {}
+        self._arg_names: dict[int, tuple[str, ...]] = {}
         self._drop = self._forget  # one bound method for every weakref callback
         self._awaiting: dict[int, Saved] = {}  # silent writes used, their proof to come
         self._watching = False
@@ -407,15 +410,15 @@ class Tracker:
         return attributed
 
     def op_name(self, func: Any) -> str:
-        name = self._op_names.get(func)
+        name = self._op_names.get(id(func))
         if name is None:
-            name = self._op_names[func] = _op_name(func)
+            name = self._op_names[id(func)] = _op_name(func)
         return name
 
     def _argument_names(self, func: Any) -> tuple[str, ...]:
-        names = self._arg_names.get(func)
+        names = self._arg_names.get(id(func))
         if names is None:
-            names = self._arg_names[func] = tuple(a.name for a in func._schema.arguments)
+            names = self._arg_names[id(func)] = tuple(a.name for a in func._schema.arguments)
         return names
 
     def _unpack(self, saved: Saved) -> torch.Tensor:
@@ -452,14 +455,15 @@ class Tracker:
     # -- writes ------------------------------------------------------------------------
 
     def written_arguments(self, func: Any) -> tuple[tuple[int, str], ...]:
-        writes = self.writes_of.get(func)
+        writes = self.writes_of.get(id(func))
         if writes is None:
             writes = tuple(
                 (index, argument.name)
                 for index, argument in enumerate(func._schema.arguments)
                 if argument.alias_info is not None and argument.alias_info.is_write
             )
-            self.writes_of[func] = writes
+            self.writes_of[id(func)] = writes
+            self._ops.append(func)
         return writes
 
     def check_writes(self, func: Any, writes: tuple[tuple[int, str], ...], args: Any,
@@ -673,8 +677,17 @@ def shares_elements(a: torch.Tensor, b: torch.Tensor) -> bool:
             return False
         item = a.element_size()
         low, high = min(a0, b0), max(a1, b1)
-        if b.element_size() != item or (a0 - low) % item or (b0 - low) % item \
-                or (high - low) // item > _MARK_LIMIT:
+        if b.element_size() != item or (a0 - low) % item or (b0 - low) % item:
+            return True
+        if a.stride() == b.stride() and a.shape == b.shape:
+            # Slices of one layout (the usual case): solved from the strides alone.
+            dims = sorted(((size, stride) for size, stride in zip(a.shape, a.stride(),
+                                                                  strict=True) if size > 1),
+                          key=lambda d: -d[1])
+            answer = _reachable((b0 - a0) // item, dims)
+            if answer is not None:
+                return answer
+        if (high - low) // item > _MARK_LIMIT:
             return True
         with _NO_PYTHON_DISPATCH(), torch.no_grad():
             marks = torch.zeros((high - low) // item, dtype=torch.bool, device=a.device)
@@ -682,6 +695,26 @@ def shares_elements(a: torch.Tensor, b: torch.Tensor) -> bool:
             return bool(marks.as_strided(b.shape, b.stride(), (b0 - low) // item).any())
     except RuntimeError:
         return True
+
+
+def _reachable(distance: int, dims: list[tuple[int, int]]) -> bool | None:
+    """Whether ``distance`` (in elements) is ``sum(k * stride)`` with ``|k| < size`` for
+    the (size, stride) pairs ``dims``, largest stride first: then two tensors of that
+    layout, that far apart, share an element. None when it would take a search (a
+    layout whose inner dimensions span more than an outer stride)."""
+    if not dims:
+        return distance == 0
+    (size, stride), rest = dims[0], dims[1:]
+    span = sum((s - 1) * t for s, t in rest)
+    if stride <= 0 or span >= stride:
+        return None
+    low = max(-(size - 1), -((span - distance) // stride))  # ceil((distance - span) / stride)
+    high = min(size - 1, (distance + span) // stride)
+    for k in range(low, high + 1):  # at most two candidates: span < stride
+        inner = _reachable(distance - k * stride, rest)
+        if inner is None or inner:
+            return inner
+    return False
 
 
 def _copy(tensor: torch.Tensor) -> torch.Tensor:
