@@ -1063,20 +1063,29 @@ TORCHVISION_CASES = [
     Case("tv_retinanet_fcos_ssdlite", """
         import torchvision
         from torchvision.models import detection
+        from torchvision.models.detection.anchor_utils import AnchorGenerator
+        from torchvision.models.detection.backbone_utils import mobilenet_backbone
+
+        def backbone():
+            return mobilenet_backbone(backbone_name="mobilenet_v3_small", weights=None,
+                                      fpn=True, trainable_layers=6)
 
         def build():
+            sizes = ((16, 24), (32, 48), (64, 96))
             models = [
                 detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None,
                                                          num_classes=3),
-                detection.fcos_resnet50_fpn(weights=None, weights_backbone=None, num_classes=3,
-                                            min_size=96, max_size=96),
-                detection.retinanet_resnet50_fpn_v2(weights=None, weights_backbone=None,
-                                                    num_classes=3, min_size=96, max_size=96),
+                detection.RetinaNet(backbone(), 3, min_size=96, max_size=96,
+                                    anchor_generator=AnchorGenerator(sizes, ((0.5, 1.0),) * 3)),
+                detection.FCOS(backbone(), 3, min_size=96, max_size=96,
+                               anchor_generator=AnchorGenerator(((16,), (32,), (64,)),
+                                                                ((1.0,),) * 3)),
             ]
             params = [p for m in models for p in m.parameters()]
             optimizer = torch.optim.SGD(params, lr=1e-3)
-            images = [torch.rand(3, 96, 96)]
-            targets = [{"boxes": torch.tensor([[10.0, 20, 60, 90]]), "labels": torch.tensor([1])}]
+            images = [torch.rand(3, 96, 96), torch.rand(3, 96, 96)]  # batch norm needs 2
+            box = {"boxes": torch.tensor([[10.0, 20, 60, 90]]), "labels": torch.tensor([1])}
+            targets = [box, box]
 
             def step():
                 optimizer.zero_grad()
@@ -1086,15 +1095,18 @@ TORCHVISION_CASES = [
 
             return step
     """, "torchvision"),
-    Case("tv_maskrcnn_keypoint_heads", """
+    Case("tv_maskrcnn_mobilenet_fpn", """
         import torchvision
         from torchvision.models import detection
+        from torchvision.models.detection.anchor_utils import AnchorGenerator
         from torchvision.models.detection.backbone_utils import mobilenet_backbone
 
         def build():
             backbone = mobilenet_backbone(backbone_name="mobilenet_v3_small", weights=None,
                                           fpn=True, trainable_layers=6)
-            model = detection.MaskRCNN(backbone, num_classes=3, min_size=96, max_size=96)
+            anchors = AnchorGenerator(((32,), (64,), (128,)), ((0.5, 1.0, 2.0),) * 3)
+            model = detection.MaskRCNN(backbone, num_classes=3, min_size=96, max_size=96,
+                                       rpn_anchor_generator=anchors)
             model.train()
             optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
             masks = torch.zeros(1, 96, 96, dtype=torch.uint8)
@@ -1120,7 +1132,6 @@ TORCHVISION_CASES = [
                                                           num_classes=4, aux_loss=True),
                 segmentation.lraspp_mobilenet_v3_large(weights=None, weights_backbone=None,
                                                        num_classes=4),
-                segmentation.fcn_resnet50(weights=None, weights_backbone=None, num_classes=4),
             ]
             params = [p for m in models for p in m.parameters()]
             optimizer = torch.optim.SGD(params, lr=1e-3, momentum=0.9)
@@ -1161,7 +1172,7 @@ TIMM_CASES = [
     _timm("cspresnet50", "cspresnet50"),
     _timm("mixer_s32", "mixer_s32_224", size=64, extra=", img_size=64"),
     _timm("levit_128s", "levit_128s", size=224),
-    _timm("efficientformer_l1", "efficientformer_l1", size=64),
+    _timm("efficientformer_l1", "efficientformer_l1", size=224),
     _timm("dla34", "dla34"),
     _timm("rexnet_100", "rexnet_100"),
 ]
