@@ -23,6 +23,13 @@ autograd works in: an op's inputs are packed before it is dispatched, its output
 after (once they have their ``grad_fn``). A pack whose tensor is an output of the last
 dispatched op, while that op's node still has ``_saved_result*`` slots to fill, is an
 output save; any other pack waits for the next dispatched op, which saved it.
+
+A write into a saved tensor's storage through a tensor with a version counter of its
+own (``.data``, an ``unsafe_chunk`` output) is invisible to autograd. It matters only
+if it touches an element of the saved tensor (ATen's GRU/LSTM cells write into chunks
+next to saved ones, never into them), changes its values, and changes the gradient
+backward computes from them: the old values are kept at the write, and the node that
+unpacks the tensor runs its backward again with them in a post hook, to compare.
 """
 
 from __future__ import annotations
