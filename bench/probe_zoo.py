@@ -16,8 +16,9 @@ worst message a user can get.
 
 Two measurements per case:
 
-1. The real probe (``run_probes``, all cases in one child process, two steps each):
-   its findings and its wall time per case.
+1. The real probe (``run_probes``, all cases in one child process, two steps each,
+   one torch thread): its findings and its wall time per case (building the model
+   included, and for the first case of torchvision or timm, importing it).
 2. The cost of the instruments on one step, in a process of the zoo's venv with one
    torch thread: the median wall time of a plain step, of the step under the probe's
    hooks (the child's tracker and reporter, installed as the child installs them) and
@@ -1277,6 +1278,9 @@ def run_zoo(cases: list[Case], python: str, repeat: int) -> int:
     sys.path.insert(0, str(ROOT / "server"))
     from gradguard.probe.runner import run_probes
 
+    # One torch thread in the child too, as in the timing: on a small shared machine two
+    # threads per op contend with everything else, and times swing by a factor of ten.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
     with tempfile.TemporaryDirectory(prefix="gradguard-zoo-") as tmp:
         directory = Path(tmp)
         paths = write_cases(cases, directory)

@@ -107,6 +107,7 @@ def watch_parent(parent: int | None) -> None:
     server killed outright): nobody would be left to enforce the timeout."""
     if not parent or os.name != "posix":
         return
+    exit_now = os._exit  # the real one: targets run with a reporting os._exit
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -117,7 +118,7 @@ def watch_parent(parent: int | None) -> None:
                 reaper.sweep(token)
             os.killpg(0, signal.SIGKILL)  # its own group: the child and what it started
         finally:
-            os._exit(EXIT_FATAL)
+            exit_now(EXIT_FATAL)
 
     threading.Thread(target=watch, name="gradguard-parent-watch", daemon=True).start()
 
