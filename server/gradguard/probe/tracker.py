@@ -34,6 +34,7 @@ unpacks the tensor runs its backward again with them in a post hook, to compare.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import weakref
@@ -688,10 +689,7 @@ def shares_elements(a: torch.Tensor, b: torch.Tensor) -> bool:
             return True
         if a.stride() == b.stride() and a.shape == b.shape:
             # Slices of one layout (the usual case): solved from the strides alone.
-            dims = sorted(((size, stride) for size, stride in zip(a.shape, a.stride(),
-                                                                  strict=True) if size > 1),
-                          key=lambda d: -d[1])
-            answer = _reachable((b0 - a0) // item, dims)
+            answer = _same_layout_overlap((b0 - a0) // item, tuple(a.shape), a.stride())
             if answer is not None:
                 return answer
         if (high - low) // item > _MARK_LIMIT:
@@ -702,6 +700,14 @@ def shares_elements(a: torch.Tensor, b: torch.Tensor) -> bool:
             return bool(marks.as_strided(b.shape, b.stride(), (b0 - low) // item).any())
     except RuntimeError:
         return True
+
+
+@functools.lru_cache(maxsize=4096)  # an RNN cell asks the same question at every step
+def _same_layout_overlap(distance: int, shape: tuple[int, ...],
+                         stride: tuple[int, ...]) -> bool | None:
+    dims = sorted(((size, step) for size, step in zip(shape, stride, strict=True)
+                   if size > 1), key=lambda d: -d[1])
+    return _reachable(distance, dims)
 
 
 def _reachable(distance: int, dims: list[tuple[int, int]]) -> bool | None:
