@@ -66,6 +66,16 @@ SOURCES = {
         h.data.add_(1)
         out.sum().backward()
     """,
+    "data_write_after_the_saving_output_is_gone": """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        alias = y.data
+        loss = y.sum()
+        del y  # nothing left that leads the probe to sigmoid's node before backward
+        alias.mul_(2)
+        loss.backward()
+    """,
     "gate_chunks_written_inside_aten_cells": """
         import torch
         import torch.nn as nn
@@ -205,11 +215,21 @@ def test_a_write_autograd_cannot_see_is_no_finding_when_the_gradients_come_out_t
     assert (results[name].findings, results[name].error) == ([], None)
 
 
-def test_a_silent_write_the_probe_cannot_recompute_is_a_warning_not_a_confirmation(
+def test_a_silent_write_into_a_custom_functions_input_is_confirmed_through_its_ctx(
         results: dict[str, ProbeResult], files: dict[str, Path]) -> None:
     path = files["data_write_into_a_custom_functions_input"]
     [finding] = results["data_write_into_a_custom_functions_input"].findings
     assert finding["line"] == line_of(path, "h.data.add_(1)")
+    assert finding["message"].startswith("`add_` writes into an input of `Cube`")
+    assert "(confirmed: recomputed without the write" in finding["message"]
+    assert finding["severity"] == "error"
+
+
+def test_a_silent_write_the_probe_cannot_recompute_is_a_warning_not_a_confirmation(
+        results: dict[str, ProbeResult], files: dict[str, Path]) -> None:
+    path = files["data_write_after_the_saving_output_is_gone"]
+    [finding] = results["data_write_after_the_saving_output_is_gone"].findings
+    assert finding["line"] == line_of(path, "alias.mul_(2)")
     assert finding["severity"] == "warning"
     assert "probably wrong (not confirmed" in finding["message"]
     assert "(confirmed" not in finding["message"]

@@ -16,7 +16,8 @@ Three hooks, installed together by ``Tracker``:
 - global ``nn.Module`` forward hooks and a wrapped ``nn.Module.__init__``: which module
   an op runs in, and where that module was built, so a write done by an
   ``nn.Dropout(inplace=True)`` inside an ``nn.Sequential`` is reported at the
-  ``nn.Dropout(...)`` line, as the static checker does.
+  ``nn.Dropout(...)`` line, as the static checker does. (And a wrapped
+  ``FunctionCtx.save_for_backward``: which custom Function's node saved a tensor.)
 
 Which op saved a tensor is not passed to the pack hook; it follows from the order
 autograd works in: an op's inputs are packed before it is dispatched, its outputs
@@ -97,9 +98,10 @@ class Saved:
         self.latent: Clobber | None = None  # a write after that, reported if used again
         self.silent: Write | None = None  # a write that did not bump its version
         self.original: torch.Tensor | None = None  # the values before that write
-        # An output of the op that saved it (weakly): its grad_fn is the node that will
-        # unpack it, where the probe recomputes the gradient without a silent write.
-        self.output: weakref.ref[torch.Tensor] | None = None
+        # An output of the op that saved it, whose grad_fn is the node that will unpack
+        # it (or, for a custom Function, that node itself: its ctx), held weakly: where
+        # the probe recomputes the gradient without a silent write.
+        self.output: weakref.ref[Any] | None = None
         self.restore = False  # unpack gives `original` (while recomputing)
         # none -> hooked -> used -> recomputing -> restored -> settled (see _prove)
         self.proof = "none"
@@ -244,6 +246,7 @@ class Tracker:
         self._arg_names: dict[int, tuple[str, ...]] = {}
         self._drop = self._forget  # one bound method for every weakref callback
         self._awaiting: dict[int, Saved] = {}  # silent writes used, their proof to come
+        self._ctx_of: dict[int, weakref.ref[Any]] = {}  # id(tensor) -> the Function's ctx
         self._watching = False
 
     # -- installation ------------------------------------------------------------------
@@ -252,6 +255,7 @@ class Tracker:
     def installed(self) -> Iterator[Tracker]:
         with ExitStack() as stack:
             stack.enter_context(self._module_init_patched())
+            stack.enter_context(self._save_for_backward_patched())
             pre = torch.nn.modules.module.register_module_forward_pre_hook(self._enter)
             stack.callback(pre.remove)
             post = torch.nn.modules.module.register_module_forward_hook(
@@ -289,6 +293,34 @@ class Tracker:
             yield
         finally:
             torch.nn.Module.__init__ = original  # type: ignore[method-assign]
+
+    @contextmanager
+    def _save_for_backward_patched(self) -> Iterator[None]:
+        """Note which custom Function's ctx saves each tensor: the ctx is the node that
+        unpacks it, which the pack hook (run as apply() ends) is not told."""
+        context = torch.autograd.function.FunctionCtx
+        original = context.save_for_backward
+        tracker = self
+
+        def save_for_backward(ctx: Any, *tensors: Any) -> None:
+            original(ctx, *tensors)
+            try:
+                ref = weakref.ref(ctx)
+            except TypeError:
+                return
+            if len(tracker._ctx_of) > 10_000:  # saves never packed (apply raised)
+                tracker._ctx_of.clear()
+            for tensor in tensors:
+                if isinstance(tensor, torch.Tensor):
+                    tracker._ctx_of[id(tensor)] = ref
+
+        save_for_backward.__wrapped__ = original  # type: ignore[attr-defined]
+        save_for_backward.__doc__ = original.__doc__
+        context.save_for_backward = save_for_backward  # type: ignore[method-assign, assignment]
+        try:
+            yield
+        finally:
+            context.save_for_backward = original  # type: ignore[method-assign]
 
     def _note_construction(self, module: torch.nn.Module, frame: Any) -> None:
         # Skip the __init__ chain of the module itself (super().__init__() calls): the
@@ -350,6 +382,8 @@ class Tracker:
             node = tensor.grad_fn
             saved.role = "output" if node is not None and \
                 type(node).__name__ == f"{saved.op}Backward" else "input"
+            saved.output = weakref.ref(tensor) if saved.role == "output" \
+                else self._ctx_of.pop(id(tensor), None)
         elif self._is_result_save(tensor):
             saved.op = self.op_name(self.last_op)
             saved.role = "output"
@@ -556,8 +590,8 @@ class Tracker:
         """Have the node that will unpack ``saved`` recompute its gradient, once it ran,
         with the values from before the silent write (a post hook, which runs before
         autograd frees the node's saved tensors)."""
-        output = saved.output() if saved.output is not None else None
-        node = output.grad_fn if output is not None else None
+        found = saved.output() if saved.output is not None else None
+        node = found.grad_fn if isinstance(found, torch.Tensor) else found
         if node is None:
             return
         target = weakref.ref(saved)
@@ -584,8 +618,9 @@ class Tracker:
                 and all(g is None or isinstance(g, torch.Tensor) for g in grad_outputs):
             saved.restore, saved.proof = True, "recomputing"
             try:
-                with torch.no_grad():
-                    again = node(*grad_outputs)
+                with torch.no_grad():  # a custom Function's node runs by its apply()
+                    again = node(*grad_outputs) if callable(node) \
+                        else node.apply(*grad_outputs)
                 # Only a recomputation that really read the old values proves anything
                 # (the hooked node may not be the one that used the tensor).
                 if saved.proof == "restored":
