@@ -208,28 +208,62 @@ async def test_a_pulling_client_that_cannot_be_told_to_pull_gets_the_probes_find
     assert [(d.source, d.range.start.line + 1) for d in pushed.diagnostics] == [
         ("gradguard-probe", 9)]
     assert await session.diagnostics(uri) == []  # not pulled as well: shown once
-    # An edit of its block drops it, by push too.
-    version = session.replace_all(uri, ONLY_THE_PROBE_SEES.replace("x * 2", "x * 3"))
+    # Deleting its line drops it, by push too.
+    version = session.replace_all(uri, ONLY_THE_PROBE_SEES.replace("    y.relu_()\n", ""))
     assert list((await session.pushed_for(uri, version)).diagnostics) == []
 
 
-async def test_probe_findings_move_with_their_block_and_go_once_its_text_changes(
+# Only the probe sees this one (the op is looked up at run time), and the save and the
+# write are in one file: the message quotes the saving line's number.
+LOOKED_UP = '''import torch
+
+
+def main():
+    x = torch.randn(4, requires_grad=True)
+    squash = getattr(torch, "sigmoid")
+    y = squash(x * 2)
+    y.relu_()
+    y.sum().backward()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+async def test_probe_findings_follow_edits_and_go_stale_when_their_line_is_edited(
         client: RecordingClient, tmp_path: Path) -> None:
-    path = probe_only_case(tmp_path)
+    assert analyze_source(LOOKED_UP) == []
+    path = tmp_path / "looked_up.py"
+    path.write_text(LOOKED_UP, "utf-8")
     session = await start(client, PUSH, tmp_path, {"trusted": True})
     uri = session.open(path)
     await run_probe(session, uri)
-    await probe_diagnostics(session, uri)
+    (finding,) = await probe_diagnostics(session, uri)
+    assert finding.range.start.line + 1 == 8  # y.relu_()
+    assert "saved for backward at line 7 " in finding.message
 
-    # Two lines above main(): the finding moves down with its block.
-    moved = ONLY_THE_PROBE_SEES.replace("\n\ndef main", "\nSCALE = 2\n\n\ndef main")
+    # Two lines above main(), and one inside it above the save: the finding, its
+    # related location and the line its message quotes all move down by three.
+    moved = LOOKED_UP.replace("\n\ndef main", "\nSCALE = 2\n\n\ndef main").replace(
+        "    y = squash", "    # squash it\n    y = squash")
     version = session.replace_all(uri, moved)
     (finding,) = await session.diagnostics(uri, version)
     assert finding.range.start.line + 1 == 11
+    assert "saved for backward at line 10 " in finding.message
+    assert [r.location.range.start.line + 1 for r in finding.related_information or []] == [10]
+    assert finding.severity == types.DiagnosticSeverity.Error
 
-    # The user edits main() itself: what the probe saw there no longer holds.
-    edited = moved.replace("y = gate(x * 2)", "y = gate(x * 3)")
+    # The user edits the flagged line itself: kept where it is, marked stale.
+    edited = moved.replace("    y.relu_()", "    y.relu_()  # TODO clone first?")
     version = session.replace_all(uri, edited)
+    (finding,) = await session.diagnostics(uri, version)
+    assert finding.range.start.line + 1 == 11
+    assert finding.message.startswith("[stale: this line changed since the probe ran")
+    assert finding.severity == types.DiagnosticSeverity.Information
+
+    # ... and deletes it: the finding goes with it.
+    version = session.replace_all(uri, edited.replace("    y.relu_()  # TODO clone first?\n", ""))
     assert await session.diagnostics(uri, version) == []
 
 

@@ -42,12 +42,63 @@ def test_a_mark_follows_its_block_when_lines_are_added_above_it() -> None:
     assert [r.line for r in placed.related] == [7]
 
 
-def test_a_mark_goes_once_the_text_of_its_block_changes_but_not_for_other_blocks() -> None:
+def test_a_mark_follows_lines_added_above_it_inside_its_own_block() -> None:
+    path = os.path.abspath("probed.py")
+    (mark,) = marks_of("probed.py", [finding(path, 6, 5)], {path: PROBED})
+
+    now = PROBED.replace("    y = torch.sigmoid",
+                         "    torch.manual_seed(0)\n\n    y = torch.sigmoid")
+    (placed,) = place([mark], split_blocks(now))
+
+    assert (placed.span.line, placed.stale) == (8, False)
+    assert [r.line for r in placed.related] == [7]
+
+
+def test_an_edit_of_the_flagged_line_marks_it_stale_where_it_is() -> None:
     path = os.path.abspath("probed.py")
     marks = marks_of("probed.py", [finding(path, 6, 5)], {path: PROBED})
 
-    assert place(marks, split_blocks(PROBED.replace("import torch", "import torch as t"))) != []
-    assert place(marks, split_blocks(PROBED.replace("y.relu_()", "y = y.relu()"))) == []
+    (placed,) = place(marks, split_blocks(PROBED.replace("y.relu_()", "y = y.relu()")))
+
+    assert (placed.span.line, placed.stale) == (6, True)
+
+
+def test_an_edit_elsewhere_leaves_it_fresh_and_a_deleted_line_takes_it_away() -> None:
+    path = os.path.abspath("probed.py")
+    marks = marks_of("probed.py", [finding(path, 6, 5)], {path: PROBED})
+
+    (placed,) = place(marks, split_blocks(PROBED.replace("y.sum()", "y.mean()")))
+    assert (placed.span.line, placed.stale) == (6, False)
+    assert place(marks, split_blocks(PROBED.replace("    y.relu_()\n", ""))) == []
+    assert place(marks, split_blocks("import torch\n")) == []
+
+
+def test_the_line_the_message_quotes_follows_the_saving_line() -> None:
+    path = os.path.abspath("probed.py")
+    record = finding(path, 6, 5, message="`relu_` overwrites the output of `sigmoid`, "
+                                         "saved for backward at line 5 (version 0 -> 1)")
+    (mark,) = marks_of("probed.py", [record], {path: PROBED})
+
+    (same,) = place([mark], split_blocks(PROBED))
+    now = PROBED.replace("    y = torch.sigmoid", "    # squash\n    y = torch.sigmoid")
+    (moved,) = place([mark], split_blocks(now))
+
+    assert same.message == record["message"]
+    assert moved.message == ("`relu_` overwrites the output of `sigmoid`, saved for backward "
+                             "at line 6 (version 0 -> 1)")
+    assert (moved.span.line, [r.line for r in moved.related]) == (7, [6])
+
+
+def test_braces_in_a_message_survive_and_lines_of_other_files_are_not_rewritten() -> None:
+    path = os.path.abspath("probed.py")
+    record = finding(path, 6, 5, message="`x[{0}]` ... saved at line 40 of a dict {'a': 1}",
+                     related=[{"path": "/elsewhere/helpers.py", "line": 40, "column": 1,
+                               "message": "saved here"}])
+    (mark,) = marks_of("probed.py", [record], {path: PROBED})
+
+    (placed,) = place([mark], split_blocks("\n" + PROBED))
+
+    assert placed.message == record["message"]
 
 
 def test_findings_outside_the_files_read_or_with_unknown_codes_are_dropped() -> None:

@@ -19,10 +19,13 @@ import os
 import signal
 import site as site_module
 import sys
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
+from gradguard.probe import reaper
 from gradguard.probe.events import EventWriter
 from gradguard.probe.target import ProbeTarget
 
@@ -79,7 +82,8 @@ def captured_output(workdir: str, index: int) -> Iterator[None]:
     sys.stderr.flush()
     saved = os.dup(1), os.dup(2)
     for fd, path in ((1, stdout_path), (2, stderr_path)):
-        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # Append mode: the parent may cut the file to its tail while the code prints.
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
         os.dup2(target, fd)
         os.close(target)
     try:
@@ -98,6 +102,27 @@ def captured_output(workdir: str, index: int) -> Iterator[None]:
         os.close(saved[1])
 
 
+def watch_parent(parent: int | None) -> None:
+    """End the child, and all it started, if the process that runs it goes away (a
+    server killed outright): nobody would be left to enforce the timeout."""
+    if not parent or os.name != "posix":
+        return
+    exit_now = os._exit  # the real one: targets run with a reporting os._exit
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        try:
+            token = os.environ.get(reaper.TOKEN_VARIABLE)
+            if token:  # what left the process group, which the parent would have swept
+                reaper.sweep(token)
+            os.killpg(0, signal.SIGKILL)  # its own group: the child and what it started
+        finally:
+            exit_now(EXIT_FATAL)
+
+    threading.Thread(target=watch, name="gradguard-parent-watch", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     with open(args[0], encoding="utf-8") as file:
@@ -106,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     events = TargetEvents(EventWriter(os.path.join(workdir, EVENTS_FILE)))
     limit_memory(spec.get("memory_mb"))
     crash = arm_faulthandler(workdir)
+    watch_parent(spec.get("parent"))
     try:
         import torch
     except ImportError as error:
@@ -129,7 +155,7 @@ def run_targets(spec: dict[str, Any], events: TargetEvents, device: Any) -> None
 
     from gradguard.probe.execute import Executor
     from gradguard.probe.findings import Reporter
-    from gradguard.probe.sites import UserFiles, library_dirs
+    from gradguard.probe.sites import UserFiles, library_dirs, point, site
     from gradguard.probe.tracker import Tracker
 
     os.chdir(spec["cwd"])
@@ -161,27 +187,72 @@ def run_targets(spec: dict[str, Any], events: TargetEvents, device: Any) -> None
     ids = itertools.count()
     first = spec.get("first", 0)
     pristine = (list(sys.argv), list(sys.path), set(sys.modules), os.getcwd())
+    started = time.perf_counter()
+
+    def ending(status: int) -> None:
+        """The target ends the process itself (``os._exit``): settle it and say so,
+        so that its findings are kept or withdrawn as at a normal end, and the
+        parent runs the next targets in a new child instead of calling it a crash."""
+        frame = user_files.innermost(sys._getframe(2))
+        at = site(point(frame)) if frame is not None else None
+        tracker.flush()
+        tracker.settle_silent()
+        if reporter is not None:
+            reporter.settle(completed=status == 0)
+        where = f" at {at.path}:{at.line}" if at is not None else ""
+        events("end", {"status": "ok" if status == 0 else "exit",
+                       "error": None if status == 0 else
+                       f"the script ended its process with os._exit({status}){where}",
+                       "explained": False, "line": at.line if at else None,
+                       "path": at.path if at else None,
+                       "seconds": time.perf_counter() - started, "process_exit": True})
+
     # torch's import leaves a large object graph that every gc.collect() would walk
     # (a third of a second); freezing it keeps the collection between targets cheap.
     gc.freeze()
-    with tracker.installed():
+    with tracker.installed(), os_exit_reported(ending):
         for index, target in enumerate(targets[first:], start=first):
             events.index = index
             reporter = Reporter(tracker, user_files, events, ids)
             with captured_output(spec["workdir"], index):
                 events("start", {"what": str(target)})
+                started = time.perf_counter()
                 outcome = Executor(reporter, user_files, events, device).run(target)
                 tracker.flush()
+                tracker.settle_silent()
                 reporter.settle(completed=outcome.status == "ok")
                 events("end", {"status": outcome.status, "error": outcome.error,
                                "explained": outcome.explained, "line": outcome.line,
-                               "path": outcome.path})
+                               "path": outcome.path,
+                               "seconds": time.perf_counter() - started})
             _restore(pristine, user_files)
             tracker.reset()
             reporter = None
             torch.set_grad_enabled(True)
             torch.autograd.set_detect_anomaly(False)
             gc.collect()  # graphs in reference cycles would keep their saved tensors
+
+
+@contextmanager
+def os_exit_reported(report: Callable[[int], None]) -> Iterator[None]:
+    """``os._exit`` in this process calls ``report(status)`` first. Not in processes
+    forked from it (DataLoader workers end with os._exit): they are not the target."""
+    real_exit = os._exit
+    own = os.getpid()
+
+    def _exit(status: int) -> NoReturn:
+        if os.getpid() == own:
+            try:
+                report(status)
+            except BaseException:  # noqa: S110 - exiting regardless is the point
+                pass
+        real_exit(status)
+
+    os._exit = _exit
+    try:
+        yield
+    finally:
+        os._exit = real_exit
 
 
 def _restore(pristine: tuple[list[str], list[str], set[str], str],

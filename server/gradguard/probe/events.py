@@ -11,7 +11,7 @@ finished (a finding reported before ``os.abort()`` still arrives). Events:
   locations; ``retract`` {target, id}: it proved harmless (the tensor it overwrote
   was never used again), drop it;
 - ``ran`` {target, what}; ``skipped`` {target, what, reason} (``--auto``);
-- ``end`` {target, status, error, explained, line}: status ``ok``, ``raised``,
+- ``end`` {target, status, error, explained, line, path, seconds}: status ``ok``, ``raised``,
   ``exit``, ``bad-target``;
 - ``fatal`` {error}: the child cannot probe at all (no torch, say).
 """

@@ -79,7 +79,9 @@ class Executor:
         self._print_user_traceback(error)
         explained = self.reporter.exception(error)
         where = self.user_files.innermost_in_traceback(error.__traceback__)
-        text = f"{type(error).__name__}: {error}".strip().splitlines()[0]
+        said = str(error).strip()  # MemoryError() says nothing: its name says it all
+        text = f"{type(error).__name__}: {said}".splitlines()[0] if said \
+            else type(error).__name__
         if where is None:
             return Outcome("raised", text, explained)
         at = site(where)

@@ -160,11 +160,19 @@ class Reporter:
         message = (f"`{write.op}`{_module_phrase(write.place, write_module)} writes into "
                    f"{saved_what}, saved for backward{_line_ref(save_site, write_site)}, "
                    "through `.data` or another alias autograd does not track: backward "
-                   "then used the new values without an error, so its gradients are "
-                   "silently wrong")
+                   "then used the new values without an error")
+        if event.difference is not None:
+            # Recomputed in the child with the old values: a fact, hence an error.
+            severity = "error"
+            message += (", so its gradients are silently wrong (confirmed: recomputed "
+                        f"without the write, they differ by up to {event.difference:.3g})")
+        else:
+            severity = "warning"
+            message += (", so its gradients are probably wrong (not confirmed: the probe "
+                        "could not recompute them without the write)")
         related = [_related(save_site, f"{saved_what} saved here for backward")]
         index = self._add(("GG001", write_site.path, write_site.line, "silent"), "GG001",
-                          write_site, message, related)
+                          write_site, message, related, severity)
         self._confirmed.add(index)
 
     def _stale(self, event: StaleUnpack) -> None:
@@ -212,7 +220,7 @@ class Reporter:
     # -- helpers -----------------------------------------------------------------------
 
     def _add(self, key: tuple[Any, ...], code: str, at: Site, message: str,
-             related: list[dict[str, Any]]) -> int:
+             related: list[dict[str, Any]], severity: str = "error") -> int:
         known = self._index.get(key)
         if known is not None:
             self._merge(known, related)
@@ -221,7 +229,7 @@ class Reporter:
         finding: Finding = {
             "path": at.path, "line": at.line, "column": at.column,
             "end_line": at.end_line, "end_column": at.end_column,
-            "code": code, "severity": "error", "message": message, "related": related,
+            "code": code, "severity": severity, "message": message, "related": related,
             "fix": None, "source": "probe", "torch_error": None,
         }
         self.findings[index] = finding

@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gradguard.probe import reaper
 from gradguard.probe.events import Event, EventReader
 from gradguard.probe.target import ProbeTarget, TargetError, parse_target
 
@@ -41,6 +42,9 @@ DEFAULT_MEMORY_MB = 8192
 # that a short --timeout limits the target, not a cold start on a loaded machine.
 STARTUP_TIMEOUT = 180.0
 OUTPUT_LIMIT = 1_000_000  # characters of the user's stdout/stderr kept per target
+# An output file past this size is cut down to its last OUTPUT_LIMIT bytes while the
+# child runs: a print loop must not fill the disk before its timeout.
+TRIM_BYTES = 8 * OUTPUT_LIMIT
 _POLL = 0.05
 _CHILD_EXIT_FATAL = 3
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -168,6 +172,11 @@ class _Running:
     started_at: dict[int, float] = field(default_factory=dict)
     ended: set[int] = field(default_factory=set)
     fatal: str | None = None
+    exited: int | None = None  # the target that ended the child with os._exit
+    # Output cut while the child ran: per (target, "stdout"/"stderr"), the bytes cut
+    # and the tail kept from before the cut.
+    cut: dict[tuple[int, str], int] = field(default_factory=dict)
+    kept: dict[tuple[int, str], bytes] = field(default_factory=dict)
     # Per target, findings by id (events attach to and retract them by id).
     findings: dict[int, dict[int, dict[str, Any]]] = field(default_factory=dict)
 
@@ -179,7 +188,8 @@ def _run_child(targets: list[ProbeTarget], first: int, options: _Options, workdi
         os.remove(os.path.join(workdir, name))
     spec = {"workdir": workdir, "cwd": options.cwd, "first": first,
             "targets": [t.to_json() for t in targets], "device": options.device,
-            "memory_mb": options.memory_mb if options.device != "cuda" else None}
+            "memory_mb": options.memory_mb if options.device != "cuda" else None,
+            "parent": os.getpid()}
     spec_path = os.path.join(workdir, "spec.json")
     with open(spec_path, "w", encoding="utf-8") as file:
         json.dump(spec, file)
@@ -187,6 +197,7 @@ def _run_child(targets: list[ProbeTarget], first: int, options: _Options, workdi
     env["PYTHONUNBUFFERED"] = "1"  # prints reach the file before a crash
     env["TORCH_COMPILE_DISABLE"] = "1"  # the probe checks eager semantics, op by op
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+    token = env[reaper.TOKEN_VARIABLE] = reaper.new_token()  # inherited by all it starts
     child_out = os.path.join(workdir, "child.stdout")
     child_err = os.path.join(workdir, "child.stderr")
     running = _Running(since=time.monotonic())
@@ -201,25 +212,36 @@ def _run_child(targets: list[ProbeTarget], first: int, options: _Options, workdi
             for result in results[first:]:
                 result.status, result.error = "fatal", f"cannot start {options.python}: {error}"
             return len(targets)
+        reaper.track(process)
         stopped = ""
-        while True:
-            for event in reader.read():
-                _handle(event, running, results, targets, options)
-            if process.poll() is not None:
-                break
-            now = time.monotonic()
-            if options.cancel_event is not None and options.cancel_event.is_set():
-                _kill(process)
-                stopped = "cancelled"
-                break
-            allowance = options.timeout if running.current is not None else STARTUP_TIMEOUT
-            if now - running.since > allowance:
-                _dump_stacks(process, workdir)
-                _kill(process)
-                stopped = "timeout"
-                break
-            time.sleep(_POLL)
-        process.wait()
+        try:
+            while True:
+                for event in reader.read():
+                    _handle(event, running, results, targets, options)
+                if process.poll() is not None:
+                    break
+                now = time.monotonic()
+                if (options.cancel_event is not None and options.cancel_event.is_set()) \
+                        or reaper.shutting_down.is_set():
+                    reaper.kill_group(process)
+                    stopped = "cancelled"
+                    break
+                allowance = options.timeout if running.current is not None \
+                    else STARTUP_TIMEOUT
+                if now - running.since > allowance:
+                    _dump_stacks(process, workdir)
+                    reaper.kill_group(process)
+                    stopped = "timeout"
+                    break
+                _trim_outputs(workdir, running)
+                time.sleep(_POLL)
+            process.wait()
+        finally:
+            # Whatever the user's code started and left running (a subprocess, a
+            # daemon that left the process group) goes with the child.
+            reaper.kill_group(process)
+            reaper.sweep(token)
+            reaper.untrack(process)
     for event in reader.read():
         _handle(event, running, results, targets, options)
     return _settle(process.returncode, stopped, running, first, targets, options, workdir,
@@ -256,8 +278,13 @@ def _handle(event: Event, running: _Running, results: list[ProbeResult],
                                "reason": str(event.get("reason"))})
     elif kind == "end":
         running.ended.add(index)
+        if event.get("process_exit"):
+            running.exited = index
         running.current, running.since = None, time.monotonic()
-        result.duration = running.since - running.started_at.get(index, running.since)
+        # The child's own clock: the parent sees events only every _POLL seconds.
+        seconds = event.get("seconds")
+        result.duration = seconds if isinstance(seconds, (int, float)) else \
+            running.since - running.started_at.get(index, running.since)
         result.status = str(event.get("status"))
         result.error = _end_error(event, result, targets[index], options)
     if options.on_event is not None:
@@ -295,7 +322,10 @@ def _settle(returncode: int, stopped: str, running: _Running, first: int,
     _collect_output(workdir, first, len(targets), results, running)
     if not unfinished:
         return len(targets)
-    if running.fatal is not None or returncode == _CHILD_EXIT_FATAL:
+    if running.exited is not None and running.current is None:
+        return running.exited + 1  # os._exit ended a target: the rest run in a new child
+    if running.fatal is not None or (returncode == _CHILD_EXIT_FATAL
+                                     and not running.started_at):
         message = running.fatal or "the probe's child process could not start"
         for index in unfinished:
             results[index].status, results[index].error = "fatal", message
@@ -338,12 +368,13 @@ def _crash_message(returncode: int, stopped: str, dump: str, options: _Options,
             return f"the probe's child did not start within {STARTUP_TIMEOUT:.0f} s"
         return (f"{label}timed out after {options.timeout:g} s and was stopped"
                 f"{', while running ' + where if where else ''}")
-    how = f"exit status {returncode}"
-    if returncode < 0:
-        try:
-            how = f"signal {signal.Signals(-returncode).name}"
-        except ValueError:
-            how = f"signal {-returncode}"
+    if returncode >= 0:  # exit() from C code, or a process ended from outside
+        text = f"{label}the probe's Python process exited with status {returncode}"
+        return text + (f" while running {where}" if where else "")
+    try:
+        how = f"signal {signal.Signals(-returncode).name}"
+    except ValueError:
+        how = f"signal {-returncode}"
     text = f"{label}the probe's Python process crashed ({how})"
     if where:
         text += f" in {where}"
@@ -404,18 +435,52 @@ def _collect_output(workdir: str, first: int, last: int, results: list[ProbeResu
     for index in range(first, last):
         if index not in running.started_at:
             continue
-        results[index].stdout = _read(os.path.join(workdir, f"{index}.stdout"))
-        results[index].stderr = _read(os.path.join(workdir, f"{index}.stderr"))
+        for stream in ("stdout", "stderr"):
+            path = os.path.join(workdir, f"{index}.{stream}")
+            cut = running.cut.get((index, stream), 0)
+            kept = running.kept.get((index, stream), b"")
+            text = _read(path, kept, cut)
+            setattr(results[index], stream, text)
 
 
-def _read(path: str) -> str:
+def _trim_outputs(workdir: str, running: _Running) -> None:
+    """Cut the running target's output files down to their tails once they are big
+    (the child writes them in append mode, so it goes on at the new end)."""
+    index = running.current
+    if index is None:
+        return
+    for stream in ("stdout", "stderr"):
+        path = os.path.join(workdir, f"{index}.{stream}")
+        try:
+            if os.path.getsize(path) <= TRIM_BYTES:
+                continue
+            with open(path, "r+b") as file:
+                file.seek(-OUTPUT_LIMIT, os.SEEK_END)
+                tail = file.read()
+                size = file.tell()
+                file.truncate(0)
+        except OSError:
+            continue
+        key = (index, stream)
+        running.cut[key] = running.cut.get(key, 0) + size - len(tail) + len(
+            running.kept.get(key, b""))
+        running.kept[key] = tail
+
+
+def _read(path: str, kept: bytes = b"", cut: int = 0) -> str:
+    """A file's text, after ``kept`` (a tail saved by ``_trim_outputs``, which cut
+    ``cut`` bytes before it), keeping at most OUTPUT_LIMIT characters with a note."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as file:
-            text = file.read()
+        with open(path, "rb") as file:
+            data = kept + file.read()
     except OSError:
-        return ""
+        data = kept
+    text = data.decode("utf-8", errors="replace")
     if len(text) > OUTPUT_LIMIT:
-        text = f"[... {len(text) - OUTPUT_LIMIT} characters cut ...]\n" + text[-OUTPUT_LIMIT:]
+        cut += len(text) - OUTPUT_LIMIT
+        text = text[-OUTPUT_LIMIT:]
+    if cut:
+        text = f"[... {cut} characters cut ...]\n" + text
     return text
 
 
@@ -433,17 +498,6 @@ def _dump_stacks(process: subprocess.Popen[bytes], workdir: str) -> None:
     while time.monotonic() < deadline and not _read(crash):
         time.sleep(_POLL)
     time.sleep(_POLL)  # let the dump finish
-
-
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    """Kill the child and whatever it started (DataLoader workers): its process group."""
-    try:
-        if os.name == "posix":
-            os.killpg(process.pid, signal.SIGKILL)
-        else:
-            process.kill()
-    except OSError:
-        pass
 
 
 def _shown(path: str, cwd: str) -> str:

@@ -37,6 +37,7 @@ from gradguard.server.settings import SYNTAX_CODE
 SOURCE = "gradguard"
 PROBE_SOURCE = "gradguard-probe"
 CONFIRMED = " (confirmed by the torch probe)"
+STALE = "[stale: this line changed since the probe ran; run it again] "
 
 LSP_SEVERITY: dict[Severity, types.DiagnosticSeverity] = {
     "error": types.DiagnosticSeverity.Error,
@@ -222,20 +223,24 @@ def _probe_diagnostic(placed: PlacedMark,
             location = types.Location(from_fs_path(item.path) or item.path,
                                       types.Range(position, position))
         related.append(types.DiagnosticRelatedInformation(location, item.message))
-    message = mark.message
+    message = placed.message
     if mark.torch_error:
         message += f"\ntorch then raised: {mark.torch_error}"
+    severity = LSP_SEVERITY[context.snapshot.settings.severity_of(mark.code, mark.severity)]
+    if placed.stale:  # the line changed since the probe ran: a hint to run it again
+        message = f"{STALE}{message}"
+        severity = types.DiagnosticSeverity.Information
     rule = RULES.get(mark.code)
     diagnostic = types.Diagnostic(
         range=range_,
         message=message,
-        severity=LSP_SEVERITY[context.snapshot.settings.severity_of(mark.code, mark.severity)],
+        severity=severity,
         code=mark.code,
         code_description=types.CodeDescription(rule.doc_url) if rule else None,
         source=PROBE_SOURCE,
         related_information=related or None,
         data={"version": context.snapshot.version, "probe": mark.target,
-              "lines": [range_.start.line, range_.end.line]},
+              "lines": [range_.start.line, range_.end.line], "stale": placed.stale},
     )
     return target.uri, diagnostic
 
@@ -244,8 +249,10 @@ def _merge_probe(per_target: dict[str, list[types.Diagnostic]],
                  probed: list[tuple[str, types.Diagnostic]]) -> None:
     """Add the probe's diagnostics; one the analysis made too marks that one confirmed."""
     for uri, diagnostic in probed:
-        same = [d for d in per_target.get(uri, []) if d.code == diagnostic.code
-                and d.range.start.line == diagnostic.range.start.line]
+        stale = isinstance(diagnostic.data, dict) and diagnostic.data.get("stale")
+        same = [] if stale else [
+            d for d in per_target.get(uri, []) if d.code == diagnostic.code
+            and d.range.start.line == diagnostic.range.start.line]
         if not same:
             per_target.setdefault(uri, []).append(diagnostic)
             continue

@@ -6,6 +6,7 @@ import logging
 import os
 import sys
 
+from gradguard.probe import reaper
 from gradguard.server.handlers import register
 from gradguard.server.protocol import GradGuardServer
 
@@ -42,4 +43,7 @@ def serve(tcp: str | None = None) -> int:
     # stdout carries the JSON-RPC stream: a stray print() anywhere would corrupt it.
     sys.stdout = sys.stderr
     server.start_io(stdin, stdout)
+    # The editor is gone (stdin closed, or `exit`): so must be the probes it started,
+    # which would otherwise run to their timeouts with no one to read them.
+    reaper.stop_all()
     return 0

@@ -2,14 +2,21 @@
 
 The probe runs a file as it is on disk, and the user goes on editing. Each line a
 finding points at is kept as an *anchor*: the text of the top-level block that held it
-when the probe ran, and the line's offset in that block. While a block with that very
-text is in the document the line is found again, wherever the block has moved; once the
-block's text changes the finding is dropped for it (the code it was about is gone).
+when the probe ran, the line's offset in that block, and the whole file as probed.
+While a block with that very text is in the document the line is found again, wherever
+the block has moved (the common case, and cheap). Once the block's text changed, the
+file as probed is compared with the document line by line (difflib): a line still there
+unchanged is found where it is now; a line that was edited keeps its finding, marked
+*stale* (what the probe saw there may no longer hold: run it again); a line deleted
+takes its finding with it. The line numbers the message quotes ("saved for backward at
+line 12") are the related locations', so they are rewritten as those move.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -34,18 +41,23 @@ class Anchor:
     block_text: str
     block_line: int  # 1-based, where the block started when the probe ran
     offset: int  # the line's distance from the block's first line
+    source: str = field(default="", compare=False, repr=False)  # the file as probed
+
+    @property
+    def line(self) -> int:
+        return self.block_line + self.offset
 
 
-def anchor_in(blocks: Sequence[BlockText], line: int) -> Anchor | None:
+def anchor_in(blocks: Sequence[BlockText], line: int, source: str = "") -> Anchor | None:
     """The anchor of 1-based ``line`` among a file's blocks (None: outside them all)."""
     for block in blocks:
         if block.start_line <= line < block.start_line + block.line_count:
-            return Anchor(block.text, block.start_line, line - block.start_line)
+            return Anchor(block.text, block.start_line, line - block.start_line, source)
     return None
 
 
 def find(anchor: Anchor, blocks: Sequence[BlockLike]) -> int | None:
-    """The line ``anchor`` is at now, or None if no block has its text any more.
+    """The line ``anchor`` is at now, if a block still has its block's very text.
 
     Two blocks with the same text (two identical helpers): the one nearest to where
     the anchored block was."""
@@ -59,6 +71,49 @@ def find(anchor: Anchor, blocks: Sequence[BlockLike]) -> int | None:
     return None if best is None else best.start_line + anchor.offset
 
 
+class LineMap:
+    """Lines of the file as probed -> lines of the document now, by a line diff."""
+
+    def __init__(self, before: str, blocks: Sequence[BlockLike]) -> None:
+        now: list[str] = []
+        for block in sorted(blocks, key=lambda b: b.start_line):
+            now.extend(block.text.splitlines())
+        matcher = difflib.SequenceMatcher(None, before.splitlines(), now, autojunk=False)
+        self._opcodes = matcher.get_opcodes()
+
+    def line(self, old: int) -> tuple[int, bool] | None:
+        """(1-based line now, whether the line itself was edited); None: deleted."""
+        index = old - 1
+        for tag, i1, i2, j1, j2 in self._opcodes:
+            if i1 <= index < i2:
+                if tag == "equal":
+                    return j1 + (index - i1) + 1, False
+                if tag == "replace":  # edited: the replacement's line at the same rank
+                    return min(j1 + (index - i1), j2 - 1) + 1, True
+                return None  # deleted
+        return None
+
+
+class Locator:
+    """Finds anchors in one state of a document; one diff per file as probed."""
+
+    def __init__(self, blocks: Sequence[BlockLike]) -> None:
+        self._blocks = blocks
+        self._maps: dict[int, LineMap] = {}
+
+    def locate(self, anchor: Anchor) -> tuple[int, bool] | None:
+        line = find(anchor, self._blocks)
+        if line is not None:
+            return line, False
+        if not anchor.source:
+            return None
+        key = id(anchor.source)  # marks of one probe run share the one string
+        line_map = self._maps.get(key)
+        if line_map is None:
+            line_map = self._maps[key] = LineMap(anchor.source, self._blocks)
+        return line_map.line(anchor.line)
+
+
 @dataclass(frozen=True)
 class MarkRelated:
     path: str
@@ -70,7 +125,9 @@ class MarkRelated:
 
 @dataclass(frozen=True)
 class ProbeMark:
-    """One probe finding, in the file it points at."""
+    """One probe finding, in the file it points at. ``message`` is a template: ``{0}``,
+    ``{1}`` ... stand for the lines of the related locations ``refs`` names (indexes
+    into ``related``), so that "saved for backward at line {0}" follows the save."""
 
     target: str
     path: str
@@ -83,6 +140,7 @@ class ProbeMark:
     end_column: int
     related: tuple[MarkRelated, ...] = field(default=())
     torch_error: str | None = None
+    refs: tuple[int, ...] = field(default=())
 
 
 @dataclass(frozen=True)
@@ -95,28 +153,60 @@ class PlacedRelated:
 
 @dataclass(frozen=True)
 class PlacedMark:
-    """A probe finding where it is in the document now."""
+    """A probe finding where it is in the document now. ``stale``: its line was edited
+    since the probe ran, so what the probe saw there may no longer hold."""
 
     mark: ProbeMark
     span: Span
     related: tuple[PlacedRelated, ...]
+    message: str
+    stale: bool = False
 
 
 def place(marks: Iterable[ProbeMark], blocks: Sequence[BlockLike]) -> list[PlacedMark]:
-    """The marks whose block is still in the document, at their lines now."""
+    """The marks whose line is still in the document, at their lines now."""
+    locator = Locator(blocks)
     placed = []
     for mark in marks:
-        line = find(mark.anchor, blocks)
-        if line is None:
+        where = locator.locate(mark.anchor)
+        if where is None:
             continue
+        line, stale = where
         related = []
-        for item in mark.related:
-            where = item.line if item.anchor is None else find(item.anchor, blocks)
-            if where is not None:
-                related.append(PlacedRelated(item.path, where, item.column, item.message))
+        lines_now: dict[int, int] = {}
+        for index, item in enumerate(mark.related):
+            if item.anchor is None:
+                related.append(PlacedRelated(item.path, item.line, item.column, item.message))
+                continue
+            found = locator.locate(item.anchor)
+            if found is not None:
+                lines_now[index] = found[0]
+                related.append(PlacedRelated(item.path, found[0], item.column, item.message))
+        quoted = [lines_now.get(index, mark.related[index].line) for index in mark.refs]
         span = Span(line, mark.column, line + mark.end_offset, mark.end_column)
-        placed.append(PlacedMark(mark, span, tuple(related)))
+        placed.append(PlacedMark(mark, span, tuple(related), mark.message.format(*quoted),
+                                 stale))
     return placed
+
+
+_LINE_REF = re.compile(r"at line (\d+)\b")
+
+
+def _template(message: str, related: Sequence[MarkRelated]) -> tuple[str, tuple[int, ...]]:
+    """``message`` with each "at line N" that quotes a related location in the same
+    file replaced by a placeholder for that location's line (see ``ProbeMark``)."""
+    escaped = message.replace("{", "{{").replace("}", "}}")
+    refs: list[int] = []
+
+    def substitute(match: re.Match[str]) -> str:
+        number = int(match.group(1))
+        for index, item in enumerate(related):
+            if item.anchor is not None and item.line == number:
+                refs.append(index)
+                return f"at line {{{len(refs) - 1}}}"
+        return match.group(0)
+
+    return _LINE_REF.sub(substitute, escaped), tuple(refs)
 
 
 def _number(value: Any, default: int) -> int:
@@ -140,7 +230,7 @@ def marks_of(target: str, findings: Iterable[Mapping[str, Any]],
         line = _number(finding.get("line"), 0)
         if path not in blocks or code not in RULES or not line:
             continue
-        anchor = anchor_in(blocks[path], line)
+        anchor = anchor_in(blocks[path], line, texts[path])
         if anchor is None:
             continue
         column = _number(finding.get("column"), 1)
@@ -156,7 +246,7 @@ def marks_of(target: str, findings: Iterable[Mapping[str, Any]],
             at = _number(item.get("line"), 0)
             if not at:
                 continue
-            here = anchor_in(blocks[where], at) if where in blocks else None
+            here = anchor_in(blocks[where], at, texts[where]) if where in blocks else None
             if where in blocks and here is None:
                 continue
             related.append(MarkRelated(where, at, _number(item.get("column"), 1),
@@ -164,11 +254,12 @@ def marks_of(target: str, findings: Iterable[Mapping[str, Any]],
                                        here if where == path else None))
         severity = finding.get("severity")
         torch_error = finding.get("torch_error")
+        message, refs = _template(str(finding.get("message", "")), related)
         marks.append(ProbeMark(
             target, path, code,
             severity if severity in _SEVERITIES else "error",  # type: ignore[arg-type]
-            str(finding.get("message", "")), anchor, column, end_line - line, end_column,
-            tuple(related), str(torch_error) if torch_error else None))
+            message, anchor, column, end_line - line, end_column,
+            tuple(related), str(torch_error) if torch_error else None, refs))
     return marks
 
 
