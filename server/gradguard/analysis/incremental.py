@@ -178,10 +178,12 @@ class IncrementalDocument:
     _last: tuple[Selection | None, list[Hazard]] | None = None
 
     def update(self, text: str, selection: Selection | None = None) -> list[Hazard]:
-        elsewhere = self._changed_elsewhere()
+        same_files = self.project is None or all(
+            self.project.program(path) is seen for path, seen in self._seen.items())
         if self.incremental and text == self.text and self._last is not None and \
-                not elsewhere and self._last[0] == selection:
-            return self._last[1]  # nothing it reads changed (another file was re-saved)
+                same_files and self._last[0] == selection:
+            return self._last[1]  # nothing it reads changed
+        elsewhere = self._changed_elsewhere()
         if self.incremental:
             self._pieces = resplit_blocks(self.text, self._pieces, text)
         else:

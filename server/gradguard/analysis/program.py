@@ -167,9 +167,11 @@ class Program:
         info = self.classes.get(name)
         if reads is not None:
             reads.found[(self.path, "class", name)] = None if info is None else info.bases
-        if info is None and self.project is not None and name in self.aliases:
-            found = self.project.resolve(self, self.aliases[name], reads)
-            return found if isinstance(found, ClassInfo) else None
+        if info is None and self.project is not None:
+            qualified = self.alias(name, reads)
+            if qualified is not None:
+                found = self.project.resolve(self, qualified, reads)
+                return found if isinstance(found, ClassInfo) else None
         return info
 
     def function(self, name: str, reads: Reads | None = None) -> FunctionInfo | None:
@@ -177,9 +179,11 @@ class Program:
         if reads is not None:
             reads.found[(self.path, "function", name)] = \
                 None if function is None else function.node
-        if function is None and self.project is not None and name in self.aliases:
-            found = self.project.resolve(self, self.aliases[name], reads)
-            return found if isinstance(found, FunctionInfo) else None
+        if function is None and self.project is not None:
+            qualified = self.alias(name, reads)
+            if qualified is not None:
+                found = self.project.resolve(self, qualified, reads)
+                return found if isinstance(found, FunctionInfo) else None
         return function
 
     def definition(self, qualified: str, reads: Reads | None = None) -> Definition | None:

@@ -109,9 +109,9 @@ class Project:
             base = here
             for _ in range(level - 1):
                 base = os.path.dirname(base)
-            return _module_in(base, parts)
+            return self._module_in(base, parts)
         for folder in self._search_folders(here):
-            found = _module_in(folder, parts)
+            found = self._module_in(folder, parts)
             if found is not None:
                 return found
         return None
@@ -131,6 +131,15 @@ class Project:
             current = parent
             folders.append(current)
         return folders + [root for root in self.roots if root not in folders]
+
+    def _module_in(self, folder: str, parts: list[str]) -> str | None:
+        names = [os.path.join(folder, "__init__.py")] if not parts else [
+            os.path.join(folder, *parts) + ".py", os.path.join(folder, *parts, "__init__.py")]
+        return next((name for name in names if self._exists(name)), None)
+
+    def _exists(self, path: str) -> bool:
+        """A file of the project: on disk, or known only to the editor (not yet saved)."""
+        return path in self.programs or os.path.isfile(path) or self.read(path) is not None
 
     def resolve(self, importer: Program, qualified: str,
                 reads: Reads | None = None) -> Definition | None:
@@ -180,12 +189,3 @@ def _within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def _module_in(folder: str, parts: list[str]) -> str | None:
-    if not parts:
-        init = os.path.join(folder, "__init__.py")
-        return init if os.path.isfile(init) else None
-    base = os.path.join(folder, *parts)
-    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
-        if os.path.isfile(candidate):
-            return candidate
-    return None
