@@ -77,7 +77,7 @@ _BUILD_WRITES = re.compile(r"(?<!init)\.[A-Za-z0-9]\w*_\s*\(|\.step\s*\(|backwar
 _STRONG = re.compile(r"inplace|\.[A-Za-z0-9]\w*_\s*\(|\bout\s*=|\.step\s*\(|backward")
 
 
-def reaching(source: str, imported: set[str] | frozenset[str] = frozenset(),
+def reaching(source: str, imported: Callable[[str], bool] | None = None,
              candidate: re.Pattern[str] = _CANDIDATE) -> set[str]:
     """The top-level definitions whose interpretation can meet a write, a step or a
     backward: those whose own text has one, and those that name such a definition or
@@ -100,9 +100,31 @@ def reaching(source: str, imported: set[str] | frozenset[str] = frozenset(),
     uses = {name for name, parts in texts.items()
             if name in classes or _USES_INSTANCE.search("".join(parts))}
     found = {name for name, parts in texts.items()
-             if any(candidate.search(part) for part in parts) or words[name] & imported}
+             if any(candidate.search(part) for part in parts)}
     # Classes whose construction alone can meet one.
     built = {name for name in classes if _BUILD_WRITES.search(inits[name])}
+    _spread(found, built, classes, mentions, builds, uses)
+    if imported is not None:
+        # Only now, and only for what is not reached yet, the names other files define
+        # (asking means reading, perhaps parsing, those files).
+        asked: dict[str, bool] = {}
+
+        def ask(word: str) -> bool:
+            if word not in asked:
+                asked[word] = imported(word)
+            return asked[word]
+
+        more = {name for name in names - found if any(ask(w) for w in words[name] - names)}
+        if more:
+            found |= more
+            _spread(found, built, classes, mentions, builds, uses)
+    return found
+
+
+def _spread(found: set[str], built: set[str], classes: set[str],
+            mentions: dict[str, set[str]], builds: dict[str, set[str]],
+            uses: set[str]) -> None:
+    """Grow ``found`` (and ``built``) to every definition that names one in it."""
     grew = True
     while grew:
         grew = False
@@ -115,7 +137,6 @@ def reaching(source: str, imported: set[str] | frozenset[str] = frozenset(),
             if name not in found and used & reach:
                 found.add(name)
                 grew = True
-    return found
 
 
 def merge(results: Iterable[RootResult]) -> list[Finding]:
@@ -208,7 +229,7 @@ def analyze_file(path: str, source: str, project: Project,
     if program is None or project.texts.get(path) != source:
         program = program_of(path, source)  # raises SourceError for the file itself
         project.add(program, source)
-    wanted = reaching(source, _imported_candidates(program, project))
+    wanted = reaching(source, lambda name: _imported_candidate(program, project, name))
     if not wanted or not (may_hold_hazards(source, uncertain) or
                           _imports_torch_code(program, project, uncertain)):
         return FileAnalysis({})
@@ -228,22 +249,20 @@ def analyze_file(path: str, source: str, project: Project,
     return FileAnalysis(found, read)
 
 
-def _imported_candidates(program: Program, project: Project) -> set[str]:
-    """The names a module imports from project files that can meet a write, a step or
-    a backward there: classes whose code can, and functions that surely do (a helper
+def _imported_candidate(program: Program, project: Project, name: str) -> bool:
+    """Whether ``name``, imported from a project file, can meet a write, a step or a
+    backward there: a class whose code can, or a function that surely does (a helper
     that fills a dictionary is not enough to make its callers entry points)."""
-    names = set()
-    for local, qualified in program.aliases.items():
-        module = qualified.rpartition(".")[0]
-        if not module.strip(".") or qualified.startswith("torch"):
-            continue
-        found = project.resolve(program, qualified)
-        if isinstance(found, ClassInfo) and found.name in project.reaching(found.path):
-            names.add(local)
-        elif isinstance(found, FunctionInfo) and \
-                found.name in project.reaching(found.path, strong=True):
-            names.add(local)
-    return names
+    qualified = program.aliases.get(name)
+    if qualified is None or qualified.startswith("torch") or \
+            not qualified.rpartition(".")[0].strip("."):
+        return False
+    found = project.resolve(program, qualified)
+    if isinstance(found, ClassInfo):
+        return found.name in project.reaching(found.path)
+    if isinstance(found, FunctionInfo):
+        return found.name in project.reaching(found.path, strong=True)
+    return False
 
 
 def _imports_torch_code(program: Program, project: Project, uncertain: bool) -> bool:
