@@ -65,8 +65,9 @@ _WORD = re.compile(r"\w+")
 _CLASS = re.compile(r"(?:\s*@.*\n)*\s*class\s")
 _INIT = re.compile(r"^([ \t]+)def __init__\b.*?(?=^\1(?:@|def |async def )|\Z)",
                    re.MULTILINE | re.DOTALL)
-# A function that calls what it built (``Net()(x)``, ``m.forward(x)``) runs its methods.
-_USES_INSTANCE = re.compile(r"\)\s*\(|\.forward\s*\(|\.__call__\s*\(")
+# A function that calls what it built (``Net()(x)``, ``Trainer().train(...)``,
+# ``m.forward(x)``) runs its methods; so does a script (the module's own statements).
+_USES_INSTANCE = re.compile(r"\)\s*\(|\)\s*\.\s*\w+\s*\(|\.forward\s*\(|\.__call__\s*\(")
 # What can write a tensor while a module is built: an in-place method (not an
 # ``nn.init`` function, which runs under no_grad), an optimizer step, a backward.
 _BUILD_WRITES = re.compile(r"(?<!init)\.[A-Za-z0-9]\w*_\s*\(|\.step\s*\(|backward")
@@ -77,7 +78,7 @@ _BUILD_WRITES = re.compile(r"(?<!init)\.[A-Za-z0-9]\w*_\s*\(|\.step\s*\(|backwar
 _STRONG = re.compile(r"inplace|\.[A-Za-z0-9]\w*_\s*\(|\bout\s*=|\.step\s*\(|backward")
 
 
-def reaching(source: str, imported: Callable[[str], bool] | None = None,
+def reaching(source: str, imported: Callable[[str], str | None] | None = None,
              candidate: re.Pattern[str] = _CANDIDATE) -> set[str]:
     """The top-level definitions whose interpretation can meet a write, a step or a
     backward: those whose own text has one, and those that name such a definition or
@@ -98,7 +99,7 @@ def reaching(source: str, imported: Callable[[str], bool] | None = None,
              for name in classes}
     builds = {name: set(_WORD.findall(inits[name])) & names for name in classes}
     uses = {name for name, parts in texts.items()
-            if name in classes or _USES_INSTANCE.search("".join(parts))}
+            if name in classes or name == "<module>" or _USES_INSTANCE.search("".join(parts))}
     found = {name for name, parts in texts.items()
              if any(candidate.search(part) for part in parts)}
     # Classes whose construction alone can meet one.
@@ -106,15 +107,17 @@ def reaching(source: str, imported: Callable[[str], bool] | None = None,
     _spread(found, built, classes, mentions, builds, uses)
     if imported is not None:
         # Only now, and only for what is not reached yet, the names other files define
-        # (asking means reading, perhaps parsing, those files).
-        asked: dict[str, bool] = {}
+        # (asking means reading, perhaps parsing, those files): a function that surely
+        # writes, or a class that can, for code that runs what it builds.
+        asked: dict[str, str | None] = {}
 
-        def ask(word: str) -> bool:
+        def ask(word: str, runs: bool) -> bool:
             if word not in asked:
                 asked[word] = imported(word)
-            return asked[word]
+            return asked[word] == "function" or (runs and asked[word] == "class")
 
-        more = {name for name in names - found if any(ask(w) for w in words[name] - names)}
+        more = {name for name in names - found
+                if any(ask(w, name in uses) for w in words[name] - names)}
         if more:
             found |= more
             _spread(found, built, classes, mentions, builds, uses)
@@ -249,20 +252,22 @@ def analyze_file(path: str, source: str, project: Project,
     return FileAnalysis(found, read)
 
 
-def _imported_candidate(program: Program, project: Project, name: str) -> bool:
-    """Whether ``name``, imported from a project file, can meet a write, a step or a
-    backward there: a class whose code can, or a function that surely does (a helper
-    that fills a dictionary is not enough to make its callers entry points)."""
+def _imported_candidate(program: Program, project: Project, name: str) -> str | None:
+    """``"class"`` or ``"function"`` when ``name``, imported from a project file, can
+    meet a write, a step or a backward there: a class whose code can, a function that
+    surely does (a helper that fills a dictionary is not enough to make its callers
+    entry points)."""
     qualified = program.aliases.get(name)
     if qualified is None or qualified.startswith("torch") or \
             not qualified.rpartition(".")[0].strip("."):
-        return False
+        return None
     found = project.resolve(program, qualified)
-    if isinstance(found, ClassInfo):
-        return found.name in project.reaching(found.path)
-    if isinstance(found, FunctionInfo):
-        return found.name in project.reaching(found.path, strong=True)
-    return False
+    if isinstance(found, ClassInfo) and found.name in project.reaching(found.path):
+        return "class"
+    if isinstance(found, FunctionInfo) and \
+            found.name in project.reaching(found.path, strong=True):
+        return "function"
+    return None
 
 
 def _imports_torch_code(program: Program, project: Project, uncertain: bool) -> bool:
