@@ -23,7 +23,7 @@ __all__ = ["Selection", "SourceError", "analyze_file", "analyze_source", "may_ho
 # Every hazard needs an in-place write, an optimizer step or a backward; text with none
 # of these cannot hold one, and skipping its parse is most of the speed on real trees.
 _CANDIDATE = re.compile(
-    r"inplace|[A-Za-z0-9]_\s*\(|[-+*/@%&|]=|\]\s*=[^=]|\bout\s*=|\.step\s*\(|backward"
+    r"inplace|[A-Za-z0-9]_\s*\(|[-+*/@%&|]=|\]\s*=[^=]|\bout\s*=|\.step\s*\(|\bbackward\s*\("
 )
 
 # Without torch in sight nothing can be known to require grad (no parameters, no
@@ -70,12 +70,12 @@ _INIT = re.compile(r"^([ \t]+)def __init__\b.*?(?=^\1(?:@|def |async def )|\Z)",
 _USES_INSTANCE = re.compile(r"\)\s*\(|\)\s*\.\s*\w+\s*\(|\.forward\s*\(|\.__call__\s*\(")
 # What can write a tensor while a module is built: an in-place method (not an
 # ``nn.init`` function, which runs under no_grad), an optimizer step, a backward.
-_BUILD_WRITES = re.compile(r"(?<!init)\.[A-Za-z0-9]\w*_\s*\(|\.step\s*\(|backward")
+_BUILD_WRITES = re.compile(r"(?<!init)\.[A-Za-z0-9]\w*_\s*\(|\.step\s*\(|\bbackward\s*\(")
 
 
 # What surely writes a tensor, steps or runs a backward: ``+=`` and ``x[i] = v`` also
 # write dictionaries, lists and counters, which most helper code is full of.
-_STRONG = re.compile(r"inplace|\.[A-Za-z0-9]\w*_\s*\(|\bout\s*=|\.step\s*\(|backward")
+_STRONG = re.compile(r"inplace|\.[A-Za-z0-9]\w*_\s*\(|\bout\s*=|\.step\s*\(|\bbackward\s*\(")
 
 
 def reaching(source: str, imported: Callable[[str], str | None] | None = None,
