@@ -60,6 +60,7 @@ class Selection:
 
 
 _WORD = re.compile(r"\w+")
+_CALLED = re.compile(r"\b(\w+)\s*\(")
 
 
 _CLASS = re.compile(r"(?:\s*@.*\n)*\s*class\s")
@@ -95,6 +96,10 @@ def reaching(source: str, imported: Callable[[str], str | None] | None = None,
     classes = {name for name, parts in texts.items() if _CLASS.match(parts[-1])}
     words = {name: set(_WORD.findall("".join(parts))) for name, parts in texts.items()}
     mentions = {name: used & names for name, used in words.items()}
+    # A function is run only where it is called (one passed along as a callback, say
+    # ``pretrained_filter_fn=fix_keys``, is not run by the code that passes it).
+    called = {name: set(_CALLED.findall("".join(parts))) & names
+              for name, parts in texts.items()}
     inits = {name: "".join(m.group(0) for m in _INIT.finditer(texts[name][-1]))
              for name in classes}
     builds = {name: set(_WORD.findall(inits[name])) & names for name in classes}
@@ -104,7 +109,7 @@ def reaching(source: str, imported: Callable[[str], str | None] | None = None,
              if any(candidate.search(part) for part in parts)}
     # Classes whose construction alone can meet one.
     built = {name for name in classes if _BUILD_WRITES.search(inits[name])}
-    _spread(found, built, classes, mentions, builds, uses)
+    _spread(found, built, classes, mentions, called, builds, uses)
     if imported is not None:
         # Only now, and only for what is not reached yet, the names other files define
         # (asking means reading, perhaps parsing, those files): a function that surely
@@ -120,14 +125,15 @@ def reaching(source: str, imported: Callable[[str], str | None] | None = None,
                 if any(ask(w, name in uses) for w in words[name] - names)}
         if more:
             found |= more
-            _spread(found, built, classes, mentions, builds, uses)
+            _spread(found, built, classes, mentions, called, builds, uses)
     return found
 
 
 def _spread(found: set[str], built: set[str], classes: set[str],
-            mentions: dict[str, set[str]], builds: dict[str, set[str]],
-            uses: set[str]) -> None:
-    """Grow ``found`` (and ``built``) to every definition that names one in it."""
+            mentions: dict[str, set[str]], called: dict[str, set[str]],
+            builds: dict[str, set[str]], uses: set[str]) -> None:
+    """Grow ``found`` (and ``built``) to every definition that runs one in it: calls a
+    function of it, or uses a class of it (builds one whose construction writes)."""
     grew = True
     while grew:
         grew = False
@@ -136,8 +142,10 @@ def _spread(found: set[str], built: set[str], classes: set[str],
                 built.add(name)
                 grew = True
         for name, used in mentions.items():
-            reach = found if name in uses else (found - classes) | built
-            if name not in found and used & reach:
+            if name in found:
+                continue
+            runs = (found & classes if name in uses else built) & used
+            if runs or called[name] & (found - classes):
                 found.add(name)
                 grew = True
 
