@@ -23,7 +23,9 @@ __all__ = ["Selection", "SourceError", "analyze_file", "analyze_source", "may_ho
 # Every hazard needs an in-place write, an optimizer step or a backward; text with none
 # of these cannot hold one, and skipping its parse is most of the speed on real trees.
 _CANDIDATE = re.compile(
-    r"inplace|[A-Za-z0-9]_\s*\(|[-+*/@%&|]=|\]\s*=[^=]|\bout\s*=|\.step\s*\(|\bbackward\s*\("
+    r"inplace|[A-Za-z0-9]_\s*\(|[-+*/@%&|]=|^[ \t]*[\w.]+\[[^\n]*\]\s*=[^=]|\bout\s*=|\.step\s*\("
+    r"|\bbackward\s*\(",
+    re.MULTILINE
 )
 
 # Without torch in sight nothing can be known to require grad (no parameters, no
@@ -107,8 +109,19 @@ def reaching(source: str, imported: Callable[[str], str | None] | None = None,
             if name in classes or name == "<module>" or _USES_INSTANCE.search("".join(parts))}
     found = {name for name, parts in texts.items()
              if any(candidate.search(part) for part in parts)}
-    # Classes whose construction alone can meet one.
-    built = {name for name in classes if _BUILD_WRITES.search(inits[name])}
+    # Classes whose construction alone can meet one: its __init__ writes a tensor, or
+    # calls a function that surely does (dictionaries and counters are filled in most).
+    surely = {name for name, parts in texts.items() if name not in classes and
+              any(_STRONG.search(part) for part in parts)}
+    grew = True
+    while grew:
+        grew = False
+        for name in names - classes - surely:
+            if called[name] & surely:
+                surely.add(name)
+                grew = True
+    built = {name for name in classes
+             if _BUILD_WRITES.search(inits[name]) or builds[name] & surely}
     _spread(found, built, classes, mentions, called, builds, uses)
     if imported is not None:
         # Only now, and only for what is not reached yet, the names other files define
@@ -138,7 +151,7 @@ def _spread(found: set[str], built: set[str], classes: set[str],
     while grew:
         grew = False
         for name in classes - built:
-            if builds[name] & (found - classes | built):
+            if builds[name] & built:
                 built.add(name)
                 grew = True
         for name, used in mentions.items():
