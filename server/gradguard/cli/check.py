@@ -25,6 +25,7 @@ from gradguard.cli.files import read
 from gradguard.cli.fixing import fix_file
 from gradguard.cli.formats import FORMATTERS, Finding
 from gradguard.cli.notebook import CellMap, NotebookError, program_of
+from gradguard.runtime import fewer_collections
 
 
 @dataclass
@@ -89,8 +90,9 @@ def check_paths(paths: list[str], selection: Selection, jobs: int,
                 roots: tuple[str, ...]) -> list[FileResult]:
     work = [(path, selection, roots) for path in paths]
     if jobs <= 1 or len(work) < 8:
+        fewer_collections()
         return [check_file(job) for job in work]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=fewer_collections) as pool:
         return list(pool.map(check_file, work, chunksize=8))
 
 

@@ -7,6 +7,7 @@ import os
 import sys
 
 from gradguard.probe import reaper
+from gradguard.runtime import fewer_collections
 from gradguard.server.handlers import register
 from gradguard.server.protocol import GradGuardServer
 
@@ -35,6 +36,7 @@ def _address(tcp: str) -> tuple[str, int]:
 def serve(tcp: str | None = None) -> int:
     """Run the server until the client says ``exit`` (or the connection closes)."""
     _configure_logging()
+    fewer_collections()
     server = create_server()
     if tcp is not None:
         server.start_tcp(*_address(tcp))
