@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gradguard.analysis import Hazard, Selection, SourceError
@@ -176,7 +176,10 @@ def _reported(results: list[FileResult], files: list[str]) -> list[Finding]:
             key = (where, hazard.code, hazard.span, hazard.message)
             known = best.get(key)
             if known is None or len(hazard.related) < len(known[1].related):
-                best[key] = (path, hazard, cells.get(where))
+                related = tuple(r if r.path is None else
+                                replace(r, path=shown.get(r.path) or _relative(r.path))
+                                for r in hazard.related)
+                best[key] = (path, replace(hazard, related=related), cells.get(where))
     ordered = sorted(best.values(), key=lambda item: (order.get(item[0], len(order)),
                                                       item[0], item[1].span, item[1].code))
     return [Finding(path, hazard, cell_map) for path, hazard, cell_map in ordered]

@@ -1,0 +1,97 @@
+"""``gradguard check`` on a project: imports followed across files, and the result cache.
+
+A hazard whose saving op is in one file and whose in-place op is in another is reported
+at the in-place line, with the saving line (in the other file) as related information.
+Results are kept in ``.gradguard_cache/``: a file is analysed again when its text, or the
+text of a project file its analysis read, changed; ``--no-cache`` analyses everything.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+MODEL = '''import torch
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.sigmoid(self.fc(x))
+'''
+
+TRAIN = '''import torch
+from model import Head
+
+head = Head()
+out = head(torch.randn(2, 4))
+out += 1
+out.sum().backward()
+'''
+
+
+def check(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gradguard", "check", "--format", "json",
+                           *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def findings(done: subprocess.CompletedProcess[str]) -> list[dict[str, object]]:
+    assert done.returncode in (0, 1), done.stderr
+    records: list[dict[str, object]] = json.loads(done.stdout or "[]")
+    return records
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "model.py").write_text(MODEL, "utf-8")
+    (tmp_path / "train.py").write_text(TRAIN, "utf-8")
+    return tmp_path
+
+
+def test_a_write_into_what_an_imported_module_saved_is_reported_at_the_write(
+        project: Path) -> None:
+    (hazard,) = findings(check("train.py", cwd=project))
+
+    assert (hazard["path"], hazard["line"], hazard["code"]) == ("train.py", 6, "GG001")
+    assert "`torch.sigmoid` at model.py:11" in str(hazard["message"])
+    assert [(r["path"], r["line"]) for r in hazard["related"]] == [  # type: ignore[attr-defined]
+        ("model.py", 11)]
+
+
+def test_a_second_run_reuses_the_results_of_unchanged_files(project: Path) -> None:
+    first = findings(check(".", cwd=project))
+    caches = list((project / ".gradguard_cache").rglob("*.json"))
+    assert len(caches) == 1
+    # What a second run prints comes from the cache: a result planted there shows.
+    kept = json.loads(caches[0].read_text("utf-8"))
+    entry = kept[str(project / "train.py")]
+    entry["found"][0][1]["message"] = "kept from the last run"
+    caches[0].write_text(json.dumps(kept), "utf-8")
+
+    again = findings(check(".", cwd=project))
+
+    assert [h["message"] for h in again] == ["kept from the last run"]
+    assert findings(check(".", "--no-cache", cwd=project)) == first
+
+
+def test_a_change_to_an_imported_file_analyses_its_importer_again(project: Path) -> None:
+    assert findings(check(".", cwd=project))
+
+    # The head's output is now a linear layer's, which saves nothing that += overwrites.
+    (project / "model.py").write_text(MODEL.replace("torch.sigmoid(self.fc(x))",
+                                                    "self.fc(x)"), "utf-8")
+
+    assert findings(check(".", cwd=project)) == []
+
+
+def test_no_cache_leaves_no_cache_behind(project: Path) -> None:
+    findings(check(".", "--no-cache", cwd=project))
+    assert not (project / ".gradguard_cache").exists()
