@@ -92,8 +92,9 @@ def test_a_fix_that_adds_a_line_keeps_it_in_its_cell(tmp_path: Path) -> None:
 def test_not_a_notebook_is_reported_and_the_run_goes_on(project: Path) -> None:
     (project / "bad.ipynb").write_text("{not json", encoding="utf-8")
     done = check(".", cwd=project)
-    assert "bad.ipynb: not a notebook: invalid JSON at line 1" in done.stderr
-    assert done.returncode == 1 and "t.ipynb:cell 3:2:1: GG001" in done.stdout
+    assert "bad.ipynb:1:1: GG900 not analysed: not a notebook: invalid JSON at line 1" \
+        in done.stdout
+    assert done.returncode == 3 and "t.ipynb:cell 3:2:1: GG001" in done.stdout
 
 
 def test_a_syntax_error_is_located_in_its_cell(tmp_path: Path) -> None:
@@ -101,4 +102,5 @@ def test_a_syntax_error_is_located_in_its_cell(tmp_path: Path) -> None:
                     code(["x = 1\n", "def f(x:\n", "    x.add_(1)\n"]))
     (tmp_path / "s.ipynb").write_text(json.dumps(book), encoding="utf-8")
     done = check("s.ipynb", cwd=tmp_path)
-    assert done.stderr.startswith("gradguard: s.ipynb: cell 3:2:"), done.stderr
+    assert done.stdout.startswith("s.ipynb:cell 3:2:6: GG900 not analysed: syntax error"), \
+        done.stdout

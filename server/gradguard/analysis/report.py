@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from gradguard.analysis.findings import Finding
-from gradguard.analysis.hazard import Fix, Hazard, Related, Severity
+from gradguard.analysis.hazard import Fix, Hazard, Related, Severity, Span
 from gradguard.analysis.values import Save
 from gradguard.fixes.render import layer_fix, plan_fix
 
@@ -42,7 +42,19 @@ def code(op: str) -> str:
 
 
 def _severity(finding: Finding) -> Severity:
+    if finding.code == "GG901":
+        return "information"
     return "error" if finding.confidence == "high" else "warning"
+
+
+def _skipped_message(finding: Finding) -> str:
+    if finding.op:  # a root: a function, a method or the script
+        what = "the script" if finding.op == "<module>" else \
+            f"`{finding.op.split()[-1]}`"
+        return (f"GradGuard could not follow {what} to its end ({finding.detail}): hazards "
+                "after this point in it are not reported; the rest of the file is analysed")
+    return (f"GradGuard skipped {finding.detail}: it takes its value as unknown, and "
+            "analyses the rest of the file")
 
 
 def to_hazard(finding: Finding) -> Hazard:
@@ -75,6 +87,8 @@ def to_hazard(finding: Finding) -> Hazard:
             message = (f"{code(finding.op)} updates parameters in place that a later backward "
                        f"still needs: {what}; call it after the last backward through this "
                        "graph")
+    elif finding.code == "GG901":
+        message = _skipped_message(finding)
     elif finding.code == "GG002":
         message = (f"{code(finding.op)} writes in place into a leaf tensor that requires grad; "
                    "autograd forbids this outside torch.no_grad()")
@@ -115,3 +129,11 @@ def _fix(finding: Finding) -> Fix | None:
             finding.plan.place.piece.path != finding.piece.path:
         return None  # an edit in another file than the one reported on
     return fix
+
+
+def not_analysed(reason: str, line: int = 0, column: int = 0) -> Hazard:
+    """The status of a file that could not be analysed, as a finding of its own (GG900):
+    at the error's place when it has one, else at the top of the file."""
+    line, column = max(line, 1), max(column, 1)
+    return Hazard("GG900", Span(line, column, line, column),
+                  f"not analysed: {reason}", "error", "high")

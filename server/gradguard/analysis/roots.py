@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from gradguard.analysis.autograd import Autograd
-from gradguard.analysis.findings import Finding
+from gradguard.analysis.findings import Finding, Site
 from gradguard.analysis.interpreter import Evaluator, OutOfBudget, SummaryCache
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, Reads
 from gradguard.facts import load
@@ -24,6 +24,8 @@ class Root:
     start: Callable[[Evaluator], None]
     # The class holding the method, when the root is one.
     owner: ClassInfo | None = None
+    # Where it starts (what a note that it could not be followed to its end points at).
+    site: Site | None = None
 
 
 @dataclass(frozen=True)
@@ -48,21 +50,23 @@ def roots(program: Program, wanted: set[str] | None = None,
     if program.statements and keep("<module>"):
         statements = program.statements
         found.append(Root("<module>", tuple(statement for _, statement in statements),
-                          lambda ev: ev.run_module_statements(program, statements)))
+                          lambda ev: ev.run_module_statements(program, statements),
+                          site=statements[0]))
     for name, function in program.functions.items():
         if keep(name):
-            found.append(Root(f"def {name}", (function.node,), _function_start(function)))
+            found.append(Root(f"def {name}", (function.node,), _function_start(function),
+                              site=(function.piece, function.node)))
     for info in program.classes.values():
         methods = [m for name, m in info.methods.items() if name != "__init__"]
         if not methods or not keep(info.name):
             continue
         if not per_method:
             found.append(Root(f"class {info.name}", (info.node,), _class_start(info, methods),
-                              info))
+                              info, (methods[0].piece, methods[0].node)))
             continue
         for method in methods:
             found.append(Root(f"class {info.name}.{method.name}", (method.node,),
-                              _class_start(info, [method]), info))
+                              _class_start(info, [method]), info, (method.piece, method.node)))
     return found
 
 
@@ -99,8 +103,15 @@ def run_root(programs: Mapping[str, Program | None], root: Root,
     evaluator = Evaluator(load(), autograd, programs, cache)
     try:
         root.start(evaluator)
-    except (OutOfBudget, RecursionError):
+    except OutOfBudget:
         pass  # what was found before the budget ran out still stands
+    except RecursionError:
+        # Calls nested too deeply for Python's stack: what was found before still
+        # stands, and the user is told where the analysis stopped.
+        if root.site is not None:
+            piece, node = root.site
+            autograd.report(Finding("GG901", piece, node, root.key, "high",
+                                    detail="calls nested too deeply"))
     release(autograd)
     return RootResult(tuple(autograd.findings.values()), evaluator.reads)
 

@@ -44,5 +44,18 @@ RULES: dict[str, Rule] = {
             "Parameters written in place (optimizer.step(), weight edits) between a forward "
             "and a backward that still needs them.",
         ),
+        Rule(
+            "GG900",
+            "file-not-analysed",
+            "A file that could not be read or parsed (not UTF-8, a syntax error, deeper than "
+            "Python accepts) or whose analysis failed: nothing in it was checked.",
+        ),
+        Rule(
+            "GG901",
+            "code-skipped",
+            "Code the analysis could not follow to its end (an expression or a chain of "
+            "calls nested too deeply): hazards in it are not reported; the rest of the file "
+            "is.",
+        ),
     )
 }

@@ -14,6 +14,8 @@ lines above it change.
 from __future__ import annotations
 
 import ast
+import sys
+import threading
 from dataclasses import dataclass, field
 
 from gradguard.analysis.blocks import split_lines
@@ -29,19 +31,150 @@ class SourceError(Exception):
         self.column = column
 
 
+# How deep an expression the analysis follows: its evaluator recurses once a level (real
+# code stays well below 30), so a deeper part is cut off and taken as an unknown value.
+MAX_NESTING = 64
+# Python's own recursion limit (1,000) stops ``ast.parse`` at about 3,000 levels, which a
+# long sum reaches (``a + a + ...``, one level a term). Such a text is parsed again in a
+# thread of its own with a deep stack and a higher limit: the parser's C code recurses
+# once a level, about a few hundred bytes of stack each.
+_DEEP_LIMIT = 40_000
+_DEEP_STACK = 512 * 1024 * 1024
+
+
 def parse(text: str) -> ast.Module:
+    """The text's tree, with every expression deeper than :data:`MAX_NESTING` cut off
+    (:class:`Skipped`); :class:`SourceError` when it does not parse."""
     try:
-        return ast.parse(text)
+        module = ast.parse(text)
     except SyntaxError as error:
         failure = SourceError(f"syntax error: {error.msg}", error.lineno or 0,
                               error.offset or 1)
-    except (RecursionError, MemoryError):
-        failure = SourceError("too deeply nested to parse")
+    except RecursionError:
+        module = _parse_deep(text)
+        cut_deep_expressions(module)
+        return module
+    except MemoryError:
+        failure = SourceError("too large to parse")
     except ValueError as error:  # null bytes
         failure = SourceError(f"cannot parse: {error}")
+    else:
+        cut_deep_expressions(module)
+        return module
     # Raised outside the handler: the error keeps no parser frames (an editor keeps it
     # for as long as the block stays broken).
     raise failure
+
+
+def _parse_deep(text: str) -> ast.Module:
+    outcome: list[ast.Module | BaseException] = []
+
+    def run() -> None:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, _DEEP_LIMIT))
+        try:
+            outcome.append(ast.parse(text))
+        except BaseException as error:  # noqa: BLE001 - handed to the caller's thread
+            outcome.append(error)
+        finally:
+            sys.setrecursionlimit(limit)
+
+    size = threading.stack_size(_DEEP_STACK)
+    try:
+        worker = threading.Thread(target=run, name="gradguard-deep-parse")
+        worker.start()
+    finally:
+        threading.stack_size(size)
+    worker.join()
+    result = outcome[0] if outcome else RecursionError()
+    if isinstance(result, ast.Module):
+        return result
+    if isinstance(result, SyntaxError):
+        raise SourceError(f"syntax error: {result.msg}", result.lineno or 0,
+                          result.offset or 1)
+    if isinstance(result, ValueError):
+        raise SourceError(f"cannot parse: {result}")
+    raise SourceError("too deeply nested to parse")
+
+
+class Skipped(ast.expr):
+    """Where a tree was cut: an expression nested deeper than :data:`MAX_NESTING`
+    levels, which the analysis takes as an unknown value (and says so)."""
+
+    _fields = ()
+    # How many levels deep the expression it replaces went, counted from the statement.
+    depth: int = 0
+
+
+# Nodes below an expression that add no level of their own.
+_LEAVES = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+
+
+def cut_deep_expressions(module: ast.Module) -> None:
+    """Replace each part of an expression deeper than :data:`MAX_NESTING` by a
+    :class:`Skipped` node, so that nothing that walks the tree recursively goes deeper.
+
+    Only expressions whose text is longer than the bound are walked: a level takes at
+    least one character, so a shorter one cannot be too deep."""
+    statements: list[ast.AST] = list(module.body)
+    while statements:
+        statement = statements.pop()
+        for child in ast.iter_child_nodes(statement):
+            if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                statements.append(child)
+            elif not isinstance(child, _LEAVES) and _longer_than(child, MAX_NESTING):
+                _cut(child)
+
+
+def _longer_than(node: ast.AST, size: int) -> bool:
+    line = getattr(node, "lineno", None)
+    if line is None:
+        return True  # ``arguments``, ``withitem``, ...: no position of their own
+    end_line = getattr(node, "end_lineno", None) or line
+    if end_line != line:
+        return True
+    return (getattr(node, "end_col_offset", 0) or 0) - getattr(node, "col_offset", 0) > size
+
+
+def _cut(root: ast.AST) -> None:
+    stack: list[tuple[ast.AST, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        for name, value in ast.iter_fields(node):
+            items = value if isinstance(value, list) else [value]
+            for index, item in enumerate(items):
+                if not isinstance(item, ast.AST) or isinstance(item, _LEAVES):
+                    continue
+                if depth >= MAX_NESTING and isinstance(item, ast.expr) and \
+                        _has_children(item):
+                    skipped = Skipped()
+                    skipped.depth = depth + _height(item)
+                    ast.copy_location(skipped, item)
+                    if isinstance(value, list):
+                        value[index] = skipped
+                    else:
+                        setattr(node, name, skipped)
+                else:
+                    stack.append((item, depth + 1))
+
+
+def _has_children(node: ast.AST) -> bool:
+    return any(not isinstance(child, _LEAVES) for child in ast.iter_child_nodes(node))
+
+
+def _height(node: ast.AST) -> int:
+    """How many levels ``node`` spans (walked without recursion)."""
+    height, level = 0, [node]
+    while level:
+        height += 1
+        level = [child for item in level for child in ast.iter_child_nodes(item)
+                 if not isinstance(child, _LEAVES)]
+    return height
+
+
+def contains_skipped(node: ast.AST) -> bool:
+    """Whether part of ``node`` was cut off (a fix must not rewrite text it cannot see)."""
+    return any(isinstance(item, Skipped) for item in ast.walk(node))
 
 
 def char_column(line: str, offset: int) -> int:

@@ -9,16 +9,22 @@ files it checks import it. Results are kept in a cache (:mod:`gradguard.cli.cach
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from gradguard.analysis import Hazard, Selection, SourceError
 from gradguard.analysis.analyze import analyze_file, project_for
 from gradguard.analysis.interpreter import SummaryCache
 from gradguard.analysis.project import Project
+from gradguard.analysis.report import not_analysed
 from gradguard.cli.cache import Entry, ResultCache, digest
 from gradguard.cli.discovery import ConfigError, Discovery, discover, load_discovery
 from gradguard.cli.files import read
@@ -55,26 +61,21 @@ def _project(roots: tuple[str, ...]) -> tuple[Project, SummaryCache]:
 def check_file(job: tuple[str, Selection, tuple[str, ...]]) -> FileResult:
     path, selection, roots = job
     source = read(path)
-    if source.text is None:
-        return FileResult(path, error=source.error)
-    project, summaries = _project(roots)
     absolute = os.path.abspath(path)
+    if source.text is None:
+        return _failed(path, source.error or "cannot read", source.line, source.column)
+    project, summaries = _project(roots)
     imported = project.programs.get(absolute) is not None
     cells = None
     try:
         text, cells = program_of(path, source.text)
         analysis = analyze_file(absolute, text, project, selection, summaries)
     except NotebookError as error:
-        return FileResult(path, error=str(error))
+        return _failed(path, str(error), text_digest=digest(source.text))
     except SourceError as error:
-        where = ""
-        if error.line:
-            cell, line = cells.locate(error.line) if cells else (None, error.line)
-            where = (f"cell {cell}:" if cell else "") + f"{line}:{error.column}: "
-        return FileResult(path, error=f"{where}{error}", digest=digest(source.text))
+        return _failed(path, str(error), error.line, error.column, digest(source.text), cells)
     except RecursionError:
-        return FileResult(path, error="too deeply nested to analyse",
-                          digest=digest(source.text))
+        return _failed(path, "too deeply nested to analyse", text_digest=digest(source.text))
     finally:
         if not imported:  # kept only if another file imports it
             project.programs.pop(absolute, None)
@@ -86,14 +87,99 @@ def check_file(job: tuple[str, Selection, tuple[str, ...]]) -> FileResult:
     return FileResult(path, found, None, digest(source.text), read_texts, cells)
 
 
+def _failed(path: str, reason: str, line: int = 0, column: int = 0,
+            text_digest: str | None = None, cells: CellMap | None = None) -> FileResult:
+    """A file that could not be analysed: its status is a finding of its own (GG900)."""
+    where = ""
+    if line:
+        cell, in_cell = cells.locate(line) if cells else (None, line)
+        where = (f"cell {cell}:" if cell else "") + f"{in_cell}:{column}: "
+    return FileResult(path, [(os.path.abspath(path), not_analysed(reason, line, column))],
+                      f"{where}{reason}", text_digest, cells=cells)
+
+
 def check_paths(paths: list[str], selection: Selection, jobs: int,
                 roots: tuple[str, ...]) -> list[FileResult]:
+    """Each file's result, in the order given. With more than one job the files are
+    checked in worker processes: one that dies (a crash in native code, the kernel's
+    out-of-memory killer) costs only the files it was checking, which are then checked
+    again one process each, so that the one that kills it is found and reported."""
     work = [(path, selection, roots) for path in paths]
-    if jobs <= 1 or len(work) < 8:
+    if jobs <= 1:
         fewer_collections()
         return [check_file(job) for job in work]
-    with ProcessPoolExecutor(max_workers=jobs, initializer=fewer_collections) as pool:
-        return list(pool.map(check_file, work, chunksize=8))
+    done: dict[str, FileResult] = {}
+    chunks = [work[start:start + CHUNK] for start in range(0, len(work), CHUNK)]
+    with ProcessPoolExecutor(max_workers=min(jobs, len(chunks) or 1),
+                             initializer=fewer_collections) as pool:
+        futures = [pool.submit(_check_chunk, chunk) for chunk in chunks]
+        for future in futures:
+            try:
+                done.update((result.path, result) for result in future.result())
+            except BrokenProcessPool:
+                continue
+    left = [job for job in work if job[0] not in done]
+    done.update(zip([job[0] for job in left], check_each_alone(left, jobs), strict=True))
+    return [done[path] for path in paths]
+
+
+# Files a worker takes at a time: few enough to share the work out, enough that the
+# per-task overhead does not show.
+CHUNK = 8
+
+
+def _check_chunk(chunk: list[tuple[str, Selection, tuple[str, ...]]]) -> list[FileResult]:
+    return [check_file(job) for job in chunk]
+
+
+def check_each_alone(work: list[tuple[str, Selection, tuple[str, ...]]],
+                     jobs: int) -> list[FileResult]:
+    """Check each file in a process of its own (``jobs`` at a time): a file whose
+    analysis kills its process is reported as not analysed, and the others complete."""
+    context = multiprocessing.get_context("fork")
+    results: list[FileResult | None] = [None] * len(work)
+    running: list[tuple[int, BaseProcess, Connection]] = []
+    pending = list(enumerate(work))
+    while pending or running:
+        while pending and len(running) < jobs:
+            index, job = pending.pop(0)
+            receiver, sender = context.Pipe(duplex=False)
+            started = context.Process(target=_check_into, args=(job, sender), daemon=True)
+            started.start()
+            sender.close()
+            running.append((index, started, receiver))
+        index, process, receiver = running.pop(0)
+        result = _received(receiver)
+        process.join()
+        receiver.close()
+        if result is None:
+            result = _failed(work[index][0], "the analysis process died "
+                             f"({_death(process.exitcode)}); please report it")
+        results[index] = result
+    return [result for result in results if result is not None]
+
+
+def _check_into(job: tuple[str, Selection, tuple[str, ...]], sender: Connection) -> None:
+    fewer_collections()
+    sender.send(check_file(job))
+    sender.close()
+
+
+def _received(receiver: Connection) -> FileResult | None:
+    try:
+        result = receiver.recv()
+    except (EOFError, OSError):
+        return None  # the process died before it answered
+    return result if isinstance(result, FileResult) else None
+
+
+def _death(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            return f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exit status {exitcode}"
 
 
 def project_roots(paths: list[str]) -> tuple[str, ...]:
@@ -139,17 +225,32 @@ def run_check(paths: list[str], output_format: str, selection: Selection,
                           Entry(result.digest, result.read, result.found, result.error))
         cache.save()
     results += fresh
-    order = {path: index for index, path in enumerate(files)}
-    for result in sorted(results, key=lambda r: order[r.path]):
-        if result.error is not None:
-            print(f"gradguard: {result.path}: {result.error}", file=sys.stderr)
     found = _reported(results, files)
+    if output_format != "text":  # text shows them among the findings (GG900)
+        order = {path: index for index, path in enumerate(files)}
+        for result in sorted(results, key=lambda r: order[r.path]):
+            if result.error is not None:
+                print(f"gradguard: {result.path}: {result.error}", file=sys.stderr)
     text = FORMATTERS[output_format](found)
     if text:
         print(text)
-    if missing and not results:
-        return 2
-    return 1 if found else 0
+    return exit_status(found, missing=bool(missing))
+
+
+# What ``check`` exits with (README, "Exit status").
+EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE, EXIT_NOT_ANALYSED = 0, 1, 2, 3
+
+
+def exit_status(found: list[Finding], missing: bool = False) -> int:
+    """A path that does not exist is a usage error; a file that could not be analysed
+    comes next (the run is incomplete); then hazards. Notes that code was skipped
+    (GG901) change nothing."""
+    if missing:
+        return EXIT_USAGE
+    codes = {finding.hazard.code for finding in found}
+    if "GG900" in codes:
+        return EXIT_NOT_ANALYSED
+    return EXIT_FOUND if codes - {"GG901"} else EXIT_CLEAN
 
 
 def _cells(path: str) -> CellMap | None:
@@ -198,8 +299,12 @@ def run_fix(paths: list[str], selection: Selection, diff: bool, discovery: Disco
         fixed += count
         left.extend(Finding(path, hazard, cells) for hazard in remaining)
     verb = "would fix" if diff else "fixed"
-    print(f"gradguard: {verb} {fixed} hazard(s); {len(left)} left without a safe fix",
+    failed = [f for f in left if f.hazard.code == "GG900"]
+    print(f"gradguard: {verb} {fixed} hazard(s); {len(left) - len(failed)} left without a "
+          f"safe fix" + (f"; {len(failed)} file(s) not analysed" if failed else ""),
           file=sys.stderr)
+    if failed and diff:
+        print(FORMATTERS["text"](failed), file=sys.stderr)
     if left and not diff:
         print(FORMATTERS["text"](left))
-    return 1 if left else 0
+    return exit_status(left)

@@ -11,6 +11,9 @@ class SourceFile:
     path: str
     text: str | None
     error: str | None = None
+    # Where the error is, when it is at a place in the file (1-based; column in bytes).
+    line: int = 0
+    column: int = 0
 
 
 def read(path: str) -> SourceFile:
@@ -21,7 +24,9 @@ def read(path: str) -> SourceFile:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
+        line_start = data.rfind(b"\n", 0, error.start) + 1
         return SourceFile(path, None,
                           f"not UTF-8 (byte {error.start}: {data[error.start]:#04x}); "
-                          "GradGuard reads Python source as UTF-8")
+                          "GradGuard reads Python source as UTF-8",
+                          data.count(b"\n", 0, error.start) + 1, error.start - line_start + 1)
     return SourceFile(path, text)

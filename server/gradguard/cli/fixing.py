@@ -10,6 +10,7 @@ from pathlib import Path
 
 from gradguard.analysis import Hazard, Selection, SourceError, analyze_source
 from gradguard.analysis.blocks import split_lines
+from gradguard.analysis.report import not_analysed
 from gradguard.cli.files import read
 from gradguard.cli.notebook import CellMap, NotebookError, parse_notebook
 from gradguard.fixes.apply import FixResult, fix_text
@@ -36,17 +37,17 @@ def fix_file(path: str, selection: Selection,
     of a notebook, which the lines of the hazards left refer to)."""
     source = read(path)
     if source.text is None:
-        print(f"gradguard: {path}: {source.error}", file=sys.stderr)
-        return 0, [], None
+        return 0, [not_analysed(source.error or "cannot read", source.line, source.column)], None
     try:
         if path.endswith(".ipynb"):
             result, new_text, cells = _fix_notebook(source.text, selection)
         else:
             result = fix_text(source.text, selection)
             new_text, cells = result.text, None
-    except (SourceError, NotebookError) as error:
-        print(f"gradguard: {path}: {error}", file=sys.stderr)
-        return 0, [], None
+    except SourceError as error:
+        return 0, [not_analysed(str(error), error.line, error.column)], None
+    except NotebookError as error:
+        return 0, [not_analysed(str(error))], None
     if result.error is not None:
         print(f"gradguard: {path}: {result.error}", file=sys.stderr)
     if new_text != source.text:

@@ -11,7 +11,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from gradguard.analysis.hazard import Fix, Span, TextEdit
-from gradguard.analysis.syntax import Piece
+from gradguard.analysis.syntax import Piece, contains_skipped
 from gradguard.analysis.values import NnModule
 from gradguard.fixes.plans import (
     AugmentedToBinary,
@@ -37,7 +37,7 @@ def layer_fix(layer: NnModule) -> Fix | None:
     """``nn.ReLU(inplace=True)`` -> ``nn.ReLU()``, on the instance that wrote."""
     call = layer.node
     flag = layer.facts.ctor_inplace
-    if not isinstance(call, ast.Call) or flag is None:
+    if not isinstance(call, ast.Call) or flag is None or contains_skipped(call):
         return None
     piece = layer.piece
     if any(k.arg == flag.name for k in call.keywords):
@@ -59,6 +59,8 @@ def layer_fix(layer: NnModule) -> Fix | None:
 
 
 def plan_fix(plan: Plan) -> Fix | None:
+    if contains_skipped(plan.place.statement):
+        return None  # part of it was never analysed (nor could a parser take it again)
     if isinstance(plan, OutOfPlace):
         return _out_of_place(plan)
     if isinstance(plan, AugmentedToBinary):

@@ -23,6 +23,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from gradguard.analysis.report import not_analysed
 from gradguard.server import collector
 from gradguard.server.diagnostics import build_outcome, empty_outcome, syntax_problems
 from gradguard.server.documents import Outcome, Snapshot, Unit
@@ -129,11 +130,14 @@ class Scheduler:
             project = unit.analysis.project
             return build_outcome(snapshot, hazards, problems, placed,
                                  project.text_of if project is not None else lambda p: None)
-        except Exception:
-            # A bug in the analysis must cost this document's diagnostics, not the server.
-            # Its incremental state may be half-updated: start it afresh next time.
+        except Exception as error:
+            # A bug in the analysis must cost this document's diagnostics, not the server;
+            # the user sees that it was not checked. Its incremental state may be
+            # half-updated: start it afresh next time.
             logger.exception("analysing %s (version %s) failed", unit.key, snapshot.version)
             unit.analysis = unit.fresh_analysis(settings.incremental)
-            return empty_outcome(snapshot)
+            reason = (f"GradGuard's analysis failed ({type(error).__name__}: {error}); "
+                      "please report it")
+            return build_outcome(snapshot, [not_analysed(reason)], [])
         finally:
             collector.after_analysis()

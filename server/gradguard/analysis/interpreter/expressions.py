@@ -6,6 +6,7 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
+from gradguard.analysis.findings import Finding
 from gradguard.analysis.interpreter.state import (
     UNKNOWN,
     UNKNOWN_INT,
@@ -15,6 +16,7 @@ from gradguard.analysis.interpreter.state import (
     is_text,
 )
 from gradguard.analysis.interpreter.statements import index_parts
+from gradguard.analysis.syntax import Skipped
 from gradguard.analysis.values import (
     NnModule,
     Value,
@@ -42,6 +44,13 @@ class Expressions(State):
         # By exact node type: one dictionary lookup instead of a chain of isinstance.
         evaluate = _EVALUATE.get(type(expr))
         return unknown() if evaluate is None else evaluate(self, expr, frame)
+
+    def eval_skipped(self, expr: Skipped, frame: Frame) -> Value:
+        """Code nested too deeply to follow: an unknown value, and a note that says so."""
+        self.autograd.report(Finding("GG901", frame.piece, expr, "", "high",
+                                     detail=f"an expression nested {expr.depth} levels deep",
+                                     via=self.autograd.via))
+        return unknown()
 
     def eval_constant(self, expr: ast.Constant, frame: Frame) -> Value:
         return constant(expr.value)
@@ -288,4 +297,5 @@ _EVALUATE: dict[type[ast.AST], Callable[[Any, Any, Frame], Value]] = {
     ast.NamedExpr: Expressions.eval_walrus,
     ast.ListComp: Expressions.eval_comprehension,
     ast.GeneratorExp: Expressions.eval_comprehension,
+    Skipped: Expressions.eval_skipped,
 }
