@@ -51,14 +51,17 @@ def _skipped_message(finding: Finding) -> str:
     if finding.op:  # a root: a function, a method or the script
         what = "the script" if finding.op == "<module>" else \
             f"`{finding.op.split()[-1]}`"
-        return (f"GradGuard could not follow {what} to its end ({finding.detail}): hazards "
-                "after this point in it are not reported; the rest of the file is analysed")
+        return (f"GradGuard could not follow {what} to its end ({finding.detail}): what it "
+                "found on the way is reported, hazards further on are not")
     return (f"GradGuard skipped {finding.detail}: it takes its value as unknown, and "
             "analyses the rest of the file")
 
 
 def to_hazard(finding: Finding) -> Hazard:
     span = finding.piece.span(finding.node)
+    if finding.code == "GG901" and finding.op:  # a whole function: its first line says it
+        first = finding.piece.line(getattr(finding.node, "lineno", 1))
+        span = Span(span.line, span.column, span.line, len(first.rstrip()) + 1)
     related: list[Related] = []
     if finding.code in ("GG001", "GG004"):
         parts = []

@@ -11,6 +11,7 @@ from pathlib import Path
 from gradguard.analysis import Hazard, Selection, SourceError, analyze_source
 from gradguard.analysis.blocks import split_lines
 from gradguard.analysis.report import not_analysed
+from gradguard.analysis.syntax import parse
 from gradguard.cli.files import read
 from gradguard.cli.notebook import CellMap, NotebookError, parse_notebook
 from gradguard.fixes.apply import FixResult, fix_text
@@ -42,6 +43,7 @@ def fix_file(path: str, selection: Selection,
         if path.endswith(".ipynb"):
             result, new_text, cells = _fix_notebook(source.text, selection)
         else:
+            parse(source.text)  # a file that does not parse is not analysed: say so
             result = fix_text(source.text, selection)
             new_text, cells = result.text, None
     except SourceError as error:
