@@ -19,6 +19,8 @@ from gradguard.analysis.interpreter.statements import index_parts
 from gradguard.analysis.syntax import Skipped
 from gradguard.analysis.values import (
     NnModule,
+    Save,
+    Storage,
     Value,
     constant,
     is_tensorish,
@@ -59,10 +61,36 @@ class Expressions(State):
         return constant(UNKNOWN_STR)
 
     def eval_comparison(self, expr: ast.Compare, frame: Frame) -> Value:
-        values = self.comparands(expr, frame)
+        autograd = self.autograd
+        outer, autograd.journal = autograd.journal, []
+        try:
+            values = self.comparands(expr, frame)
+        finally:
+            made, autograd.journal = autograd.journal, outer
+        if made:
+            made = self.drop_dead_saves(expr, made)
+            if outer is not None:
+                outer.extend(made)
         if any(is_tensorish(v) for v in values):
             return self.autograd.fresh(False)
         return constant(self.compare(values, expr.ops))
+
+    def drop_dead_saves(self, expr: ast.Compare,
+                        made: list[tuple[Storage, Save]]) -> list[tuple[Storage, Save]]:
+        """``x[x.abs() < eps] = eps``: a comparison's result needs no grad, so what the
+        ops of its operands saved is never used by a backward (unless a name keeps one
+        of their results, ``(y := x.abs()) < eps``). Returns the saves kept."""
+        nodes = list(ast.walk(expr))
+        if any(isinstance(node, ast.NamedExpr) for node in nodes):
+            return made
+        inside = {id(node) for node in nodes}
+        kept = []
+        for storage, save in made:
+            if id(save.node) in inside:
+                self.autograd.take_back(storage, save)
+            else:
+                kept.append((storage, save))
+        return kept
 
     def eval_boolean(self, expr: ast.BoolOp, frame: Frame) -> Value:
         result = self.eval(expr.values[0], frame)
