@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lsprotocol import types
 
 from gradguard.analysis.hazard import Span
 from gradguard.server.positions import (
+    EditableLines,
+    Encoding,
     LineIndex,
     apply_change,
     column_from_units,
@@ -82,3 +86,35 @@ def test_a_span_from_an_older_text_is_clamped_into_the_document() -> None:
     stale = Span(2, 4, 9, 30)
     assert index.span_range(stale, "utf-16") == types.Range(
         types.Position(1, 1), types.Position(2, 0))
+
+
+_PIECES = st.sampled_from(["a", "é", "🙂", "\n", "\r", "\r\n", "\t", " ", "x = 1", ""])
+
+
+@st.composite
+def _edits(draw: st.DrawFn) -> tuple[str, list[types.TextDocumentContentChangeEvent]]:
+    text = "".join(draw(st.lists(_PIECES, max_size=12)))
+    changes: list[types.TextDocumentContentChangeEvent] = []
+    for _ in range(draw(st.integers(1, 8))):
+        if draw(st.integers(0, 9)) == 0:
+            changes.append(types.TextDocumentContentChangeWholeDocument(
+                "".join(draw(st.lists(_PIECES, max_size=6)))))
+            continue
+        start, end = (types.Position(draw(st.integers(0, 6)), draw(st.integers(0, 6)))
+                      for _ in range(2))
+        changes.append(types.TextDocumentContentChangePartial(
+            types.Range(start, end), "".join(draw(st.lists(_PIECES, max_size=4)))))
+    return text, changes
+
+
+@settings(max_examples=300, deadline=None)
+@given(_edits(), st.sampled_from(["utf-8", "utf-16", "utf-32"]))
+def test_editing_lines_in_place_gives_the_text_a_whole_rebuild_gives(
+        case: tuple[str, list[types.TextDocumentContentChangeEvent]],
+        encoding: Encoding) -> None:
+    text, changes = case
+    lines = EditableLines(text)
+    for change in changes:
+        text = apply_change(text, LineIndex(text), change, encoding)
+        lines.apply(change, encoding)
+        assert lines.text == text

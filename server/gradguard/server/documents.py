@@ -19,7 +19,7 @@ from lsprotocol import types
 
 from gradguard.analysis.incremental import IncrementalDocument
 from gradguard.analysis.project import Project
-from gradguard.server.positions import Encoding, LineIndex, apply_change
+from gradguard.server.positions import EditableLines, Encoding, LineIndex
 from gradguard.server.probe_marks import ProbeMark
 from gradguard.server.settings import Settings
 
@@ -31,19 +31,26 @@ class TextBuffer:
         self.uri = uri
         self.version = version
         self.language_id = language_id
-        self.index = LineIndex(text)
+        self._lines = EditableLines(text)
+        self._index: LineIndex | None = None
 
     @property
     def text(self) -> str:
-        return self.index.text
+        return self._lines.text
+
+    @property
+    def index(self) -> LineIndex:
+        """The text's line index, built when asked for (once per analysis, not per edit)."""
+        if self._index is None or self._index.text is not self._lines.text:
+            self._index = LineIndex(self._lines.text)
+        return self._index
 
     def apply(self, changes: Sequence[types.TextDocumentContentChangeEvent],
               version: int | None, encoding: Encoding) -> None:
         """Apply ``didChange`` content changes in order; each is relative to the previous."""
-        text = self.index.text
         for change in changes:
-            text = apply_change(text, self.index, change, encoding)
-            self.index = LineIndex(text)
+            self._lines.apply(change, encoding)
+        self._index = None
         self.version = version
 
 

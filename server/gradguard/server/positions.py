@@ -185,3 +185,70 @@ def apply_change(text: str, index: LineIndex, change: types.TextDocumentContentC
         start, end = index.offsets(change.range, encoding)
         return text[:start] + change.text + text[end:]
     return change.text
+
+
+def _line_end_length(line: str) -> int:
+    if line.endswith("\r\n"):
+        return 2
+    return 1 if line.endswith(("\r", "\n")) else 0
+
+
+def lines_with_ends(text: str) -> list[str]:
+    """The lines of ``text`` as an LSP client numbers them, each with its line break:
+    they join back to ``text``, and a text ending in a break has a last, empty line."""
+    if "\r" not in text:
+        parts = text.split("\n")
+        return [part + "\n" for part in parts[:-1]] + [parts[-1]]
+    lines, start = [], 0
+    for match in LINE_BREAK.finditer(text):
+        lines.append(text[start:match.end()])
+        start = match.end()
+    lines.append(text[start:])
+    return lines
+
+
+class EditableLines:
+    """A document as a list of lines, for ``didChange``: an edit rewrites the lines it
+    touches (and moves the list's pointers), where rebuilding the text and its line
+    index costs time in proportion to the whole file. A burst of hundreds of changes
+    to a 10,000-line file is applied in milliseconds; the text is joined when read."""
+
+    def __init__(self, text: str) -> None:
+        self._lines = lines_with_ends(text)
+        self._text: str | None = text
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = "".join(self._lines)
+        return self._text
+
+    def _place(self, position: types.Position, encoding: Encoding) -> tuple[int, int]:
+        """(line, code-point column) of a client position, clamped into the text."""
+        if position.line < 0:
+            return 0, 0
+        lines = self._lines
+        if position.line >= len(lines):
+            last = lines[-1]
+            return len(lines) - 1, len(last) - _line_end_length(last)
+        line = lines[position.line]
+        content = line[:len(line) - _line_end_length(line)]
+        return position.line, column_from_units(content, position.character, encoding)
+
+    def apply(self, change: types.TextDocumentContentChangeEvent, encoding: Encoding) -> None:
+        if not isinstance(change, types.TextDocumentContentChangePartial):
+            self.__init__(change.text)  # type: ignore[misc]
+            return
+        start, end = sorted([self._place(change.range.start, encoding),
+                             self._place(change.range.end, encoding)])
+        lines = self._lines
+        first, last = start[0], end[0]
+        joined = lines[first][:start[1]] + change.text + lines[last][end[1]:]
+        if first > 0 and joined.startswith("\n") and lines[first - 1].endswith("\r"):
+            first -= 1  # "\r" + "\n": the two lines become one line break
+            joined = lines[first] + joined
+        replacement = lines_with_ends(joined)
+        if replacement[-1] == "" and last + 1 < len(lines):
+            replacement.pop()  # the line after the edit goes on from its break
+        lines[first:last + 1] = replacement
+        self._text = None
