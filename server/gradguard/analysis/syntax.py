@@ -119,6 +119,8 @@ def cut_deep_expressions(module: ast.Module) -> None:
     statements: list[ast.AST] = list(module.body)
     while statements:
         statement = statements.pop()
+        if not hasattr(statement, "body") and not _longer_than(statement, MAX_NESTING):
+            continue  # a short simple statement, most of them
         for child in ast.iter_child_nodes(statement):
             if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
                 statements.append(child)
@@ -154,8 +156,8 @@ def _cut(root: ast.AST) -> None:
                         value[index] = skipped
                     else:
                         setattr(node, name, skipped)
-                else:
-                    stack.append((item, depth + 1))
+                elif _longer_than(item, MAX_NESTING - depth):
+                    stack.append((item, depth + 1))  # else too short to reach the bound
 
 
 def _has_children(node: ast.AST) -> bool:
