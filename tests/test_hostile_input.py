@@ -87,6 +87,19 @@ def test_calls_nested_too_deeply_stop_that_root_with_a_note(tmp_path: Path) -> N
     assert found[0]["end_line"] == run_line
 
 
+def test_a_function_too_long_to_follow_stops_with_a_note(tmp_path: Path) -> None:
+    items = "[" + ", ".join(str(i) for i in range(32)) + "]"
+    (tmp_path / "loops.py").write_text(
+        "import torch\n\n\ndef run():\n"
+        "    a = torch.randn(3, requires_grad=True)\n    b = a.exp()\n    b += 1\n"
+        f"    for i in {items}:\n        for j in {items}:\n            for k in {items}:\n"
+        "                c = a.sigmoid()\n    b.sum().backward()\n")
+    done = check("--format", "json", "loops.py", cwd=tmp_path)
+    found = json.loads(done.stdout)
+    assert [(f["line"], f["code"]) for f in found] == [(4, "GG901"), (7, "GG001")]
+    assert "more than 20,000 steps to follow" in found[0]["message"]
+
+
 @pytest.mark.parametrize("output_format", ["text", "json", "sarif", "github"])
 def test_every_file_that_cannot_be_analysed_has_a_status_in_every_format(
         tmp_path: Path, output_format: str) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from gradguard.analysis.autograd import Autograd
 from gradguard.analysis.findings import Finding, Site
 from gradguard.analysis.interpreter import Evaluator, OutOfBudget, SummaryCache
+from gradguard.analysis.interpreter.state import MAX_STEPS
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, Reads
 from gradguard.facts import load
 
@@ -89,10 +90,13 @@ def _class_start(info: ClassInfo,
             evaluator.autograd.forget_graph()
             evaluator.steps = 0
             is_static = method.name in info.staticmethods
+            site = (method.piece, method.node)
             try:
                 evaluator.run_function(method, None if is_static else instance, info)
-            except OutOfBudget:
-                pass  # this method was too long to follow; the others still are
+            except OutOfBudget:  # the others are still followed
+                _stopped(evaluator.autograd, site, f"{info.name}.{method.name}", TOO_LONG)
+            except RecursionError:
+                _stopped(evaluator.autograd, site, f"{info.name}.{method.name}", TOO_DEEP)
 
     return start
 
@@ -101,19 +105,27 @@ def run_root(programs: Mapping[str, Program | None], root: Root,
              cache: SummaryCache) -> RootResult:
     autograd = Autograd()
     evaluator = Evaluator(load(), autograd, programs, cache)
+    # What was found before the analysis stopped still stands; the user is told where
+    # it stopped.
     try:
         root.start(evaluator)
     except OutOfBudget:
-        pass  # what was found before the budget ran out still stands
+        _stopped(autograd, root.site, root.key, TOO_LONG)
     except RecursionError:
-        # Calls nested too deeply for Python's stack: what was found before still
-        # stands, and the user is told where the analysis stopped.
-        if root.site is not None:
-            piece, node = root.site
-            autograd.report(Finding("GG901", piece, node, root.key, "high",
-                                    detail="calls nested too deeply"))
+        _stopped(autograd, root.site, root.key, TOO_DEEP)
     release(autograd)
     return RootResult(tuple(autograd.findings.values()), evaluator.reads)
+
+
+TOO_LONG = f"more than {MAX_STEPS:,} steps to follow"
+TOO_DEEP = "calls nested too deeply"
+
+
+def _stopped(autograd: Autograd, site: Site | None, name: str, why: str) -> None:
+    """A note (GG901) at the first line of a function the analysis stopped in."""
+    if site is not None:
+        piece, node = site
+        autograd.report(Finding("GG901", piece, node, name, "high", detail=why))
 
 
 def release(autograd: Autograd) -> None:
