@@ -191,9 +191,14 @@ def workspace(tmp_path: Path) -> Path:
 @pytest_lsp.fixture(config=CONFIG)
 async def client(lsp_client: RecordingClient) -> Any:
     yield
-    # pytest-lsp sends shutdown and exit only to a server it initialized, then waits for
-    # the process to end: a test that failed before ``start`` (or a server that does not
-    # answer) would hang the whole run there. End it either way.
+    await end_session(lsp_client)
+
+
+async def end_session(lsp_client: LanguageClient) -> None:
+    """The teardown every server fixture needs: pytest-lsp sends shutdown and exit only
+    to a server it initialized, then waits for the process to end, so a test that failed
+    before ``start`` (or a server that does not answer) would hang the whole run there.
+    End it either way."""
     try:
         await asyncio.wait_for(lsp_client.shutdown_session(), TIMEOUT)
     except Exception:  # no answer: the process is killed below

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import pytest_lsp
-from conftest import PUSH, RecordingClient, lines_of, make_client, start
+from conftest import PUSH, RecordingClient, end_session, lines_of, make_client, start
 from pytest_lsp import ClientServerConfig
 
 pytestmark = pytest.mark.asyncio
@@ -33,6 +33,7 @@ b.sum().backward()
     client_factory=make_client))
 async def faulty(lsp_client: RecordingClient) -> Any:
     yield
+    await end_session(lsp_client)
 
 
 async def test_a_failed_analysis_is_a_diagnostic_and_the_server_goes_on(
