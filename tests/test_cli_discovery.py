@@ -83,4 +83,4 @@ def test_a_bad_pyproject_setting_is_a_usage_error(tmp_path: Path) -> None:
     write(tmp_path, "a.py")
     done = check(".", cwd=tmp_path)
     assert done.returncode == 2
-    assert "[tool.gradguard] exclude must be a list of strings" in done.stderr
+    assert "[tool.gradguard]: `exclude` must be a list of strings" in done.stderr

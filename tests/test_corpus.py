@@ -1,9 +1,10 @@
 """The accuracy corpus (tests/corpus): its labels hold under torch, its scores ratchet.
 
-Every script of the manifest runs under torch in a subprocess (bench/accuracy.py's
-judge): positives must raise their in-place RuntimeError, fixed and negative scripts
-must run cleanly. Then ``gradguard check`` is scored on the corpus, and neither its
-findings nor its false positives may get worse than the figures recorded in
+Every script of the manifest runs under torch in a subprocess (the judge in
+tools/corpus.py, which bench/accuracy.py runs too): positives must raise their in-place
+RuntimeError, fixed and negative scripts must run cleanly. Then ``gradguard check`` is
+scored on the corpus, and neither its findings nor its false positives may get worse
+than the figures recorded in
 tests/corpus/scores.json (record new ones with
 ``python bench/accuracy.py --write-scores tests/corpus/scores.json``).
 """
@@ -11,7 +12,6 @@ tests/corpus/scores.json (record new ones with
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import os
 import sys
@@ -21,12 +21,9 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("gradguard_bench_accuracy",
-                                               ROOT / "bench" / "accuracy.py")
-assert _spec is not None and _spec.loader is not None
-accuracy = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = accuracy  # dataclasses look their module up by name
-_spec.loader.exec_module(accuracy)
+sys.path.insert(0, str(ROOT))
+
+from tools import corpus as accuracy  # noqa: E402
 
 CASES = accuracy.load_manifest()
 BY_ID = {case.id: case for case in CASES}

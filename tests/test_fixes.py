@@ -11,14 +11,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from rules import INVALID as RULE_INVALID
+from rules import VALID as RULE_VALID
 
 from gradguard.analysis import analyze_source
 from gradguard.fixes.apply import apply_edits, combine, fix_text
 
-from cases_gg001 import INVALID as GG001_INVALID
-from cases_gg001 import VALID as GG001_VALID
-from cases_gg002_gg004 import INVALID as OTHER_INVALID
-from cases_gg002_gg004 import VALID as OTHER_VALID
 from rulecases import Case, case
 from torchrun import Outcome, run_scripts
 
@@ -38,7 +36,7 @@ NO_SAFE_FIX = {
     "GG004: weights edited in place between forward and backward":
         "the edit sits in a with-block the backward is not in",
 }
-FIXABLE = [c for c in GG001_INVALID + OTHER_INVALID if c.name not in NO_SAFE_FIX] + SEEDS
+FIXABLE = [c for c in RULE_INVALID if c.name not in NO_SAFE_FIX] + SEEDS
 
 
 @pytest.fixture(scope="module")
@@ -80,13 +78,13 @@ def test_fixing_is_idempotent(example: Case) -> None:
 
 @pytest.mark.parametrize("name", sorted(NO_SAFE_FIX))
 def test_hazards_without_a_safe_rewrite_offer_no_fix(name: str) -> None:
-    [example] = [c for c in GG001_INVALID + OTHER_INVALID if c.name == name]
+    [example] = [c for c in RULE_INVALID if c.name == name]
     hazards = analyze_source(example.source)
     assert hazards and all(h.fix is None for h in hazards)
     assert fix_text(example.source).text == example.source
 
 
-@pytest.mark.parametrize("example", GG001_VALID + OTHER_VALID, ids=lambda c: c.name)
+@pytest.mark.parametrize("example", RULE_VALID, ids=lambda c: c.name)
 def test_safe_code_is_left_as_it_is(example: Case) -> None:
     result = fix_text(example.source)
     assert (result.text, result.fixed) == (example.source, 0)

@@ -9,8 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from rules import STATUS_FILES
 
 from gradguard.cli.check import EXIT_CLEAN, EXIT_FOUND, EXIT_NOT_ANALYSED, EXIT_USAGE
+
+from rulecases import Case
 
 HERE = Path(__file__).resolve().parent
 HAZARD = """import torch
@@ -156,3 +159,13 @@ def test_a_worker_that_dies_costs_only_its_file(tmp_path: Path) -> None:
     assert "the analysis process died (killed by SIGSEGV)" in status["message"]
     assert sorted(Path(f["path"]).name for f in found if f["code"] == "GG001") == \
         sorted(f"model{index}.py" for index in range(12))
+
+
+@pytest.mark.parametrize("rule_case", [c for m in STATUS_FILES for c in m.INVALID + m.VALID],
+                         ids=lambda c: c.name)
+def test_the_status_rules_cases(tmp_path: Path, rule_case: Case) -> None:
+    (tmp_path / "case.py").write_text(rule_case.source)
+    done = check("--format", "json", "case.py", cwd=tmp_path)
+    found = json.loads(done.stdout)
+    assert {(f["line"], f["code"]) for f in found} == rule_case.expected, done.stderr
+    assert all(f["severity"] == rule_case.severity for f in found)

@@ -11,15 +11,12 @@ import subprocess
 import sys
 
 import pytest
-
-from cases_gg001 import INVALID as GG001_INVALID
-from cases_gg001 import VALID as GG001_VALID
-from cases_gg002_gg004 import INVALID as OTHER_INVALID
-from cases_gg002_gg004 import VALID as OTHER_VALID
+from rules import INVALID as RULE_INVALID
+from rules import VALID as RULE_VALID
 
 pytest.importorskip("torch")
 
-CASES = GG001_INVALID + OTHER_INVALID + GG001_VALID + OTHER_VALID
+CASES = RULE_INVALID + RULE_VALID
 
 RUNNER = """
 import json, sys, traceback
@@ -50,13 +47,13 @@ def outcomes() -> dict[str, str | None]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("case", GG001_INVALID + OTHER_INVALID, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", RULE_INVALID, ids=lambda c: c.name)
 def test_marked_case_fails_in_torch(case, outcomes) -> None:
     error = outcomes[case.name]
     assert error is not None, "torch ran this case without error"
     assert any(text in error for text in INPLACE_ERRORS), error
 
 
-@pytest.mark.parametrize("case", GG001_VALID + OTHER_VALID, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", RULE_VALID, ids=lambda c: c.name)
 def test_unmarked_case_runs_in_torch(case, outcomes) -> None:
     assert outcomes[case.name] is None

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import pytest
+from rules import INVALID as RULE_INVALID
+from rules import VALID as RULE_VALID
+from rules import gg001, gg004
 
 from gradguard.analysis import analyze_source
 
-from cases_gg001 import INVALID as GG001_INVALID
-from cases_gg001 import VALID as GG001_VALID
-from cases_gg002_gg004 import INVALID as OTHER_INVALID
-from cases_gg002_gg004 import VALID as OTHER_VALID
 from rulecases import Case
 
-INVALID = GG001_INVALID + OTHER_INVALID
-VALID = GG001_VALID + OTHER_VALID
+INVALID = RULE_INVALID
+VALID = RULE_VALID
 
 
 @pytest.mark.parametrize("case", INVALID, ids=lambda c: c.name)
@@ -29,7 +28,7 @@ def test_stays_silent_on_safe_code(case: Case) -> None:
 
 
 def test_gg001_message_names_both_ops_and_the_saving_line() -> None:
-    case = GG001_INVALID[0]
+    case = gg001.INVALID[0]
     [hazard] = analyze_source(case.source)
     assert hazard.message == (
         "`y.relu_()` overwrites the output of `torch.sigmoid` at line 3, "
@@ -40,7 +39,7 @@ def test_gg001_message_names_both_ops_and_the_saving_line() -> None:
 
 
 def test_gg004_names_each_layer_whose_saved_weight_the_step_overwrites() -> None:
-    (case,) = [c for c in OTHER_INVALID if c.name.startswith("GG004: optimizer.step()")]
+    (case,) = [c for c in gg004.INVALID if c.name.startswith("GG004: optimizer.step()")]
     [hazard] = analyze_source(case.source)
     assert "`nn.Linear(4, 8)`" in hazard.message and "`nn.Linear(8, 1)`" in hazard.message
     assert [r.message for r in hazard.related] == [

@@ -22,19 +22,17 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from rules import INVALID as RULE_INVALID
+from rules import VALID as RULE_VALID
 
 from gradguard.probe.runner import ProbeResult
 
-from cases_gg001 import INVALID as GG001_INVALID
-from cases_gg001 import VALID as GG001_VALID
-from cases_gg002_gg004 import INVALID as OTHER_INVALID
-from cases_gg002_gg004 import VALID as OTHER_VALID
 from probekit import codes_and_lines, probe_all, torch_installed
 from rulecases import Case
 
 pytestmark = pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")
 
-CASES = GG001_INVALID + OTHER_INVALID + GG001_VALID + OTHER_VALID
+CASES = RULE_INVALID + RULE_VALID
 
 
 def as_function(case: Case) -> str:

@@ -1,16 +1,20 @@
 """Code actions from diagnostic data: quick fixes, suppression, fix-all, staleness.
 
-These build hazards with fixes by hand, to cover what the seeds do not (overlapping
-fixes, columns after CJK text, clients without ``documentChanges`` or ``dataSupport``),
-and run them through the server's own path: ``build_outcome`` turns them into
-diagnostics with data, ``code_actions`` turns data into edits.
+Quick fixes are built from hazards with fixes made by hand, to cover what the seeds do
+not (columns after CJK text, clients without ``documentChanges`` or ``dataSupport``);
+fix-all from real analysis, since it is the fix engine's result for the document. Both
+run through the server's own path: ``build_outcome`` turns hazards into diagnostics with
+data, ``code_actions`` turns data into edits.
 """
 
 from __future__ import annotations
 
+import pytest
 from lsprotocol import types
 
+from gradguard.analysis import analyze_source
 from gradguard.analysis.hazard import Fix, Hazard, Span, TextEdit
+from gradguard.fixes.apply import fix_text
 from gradguard.server.actions import ActionBuilder, code_actions, comment_fits
 from gradguard.server.diagnostics import build_outcome
 from gradguard.server.documents import Outcome, TextBuffer, TextUnit
@@ -39,7 +43,6 @@ def _edit(line: int, column: int, end: int, text: str) -> TextEdit:
 INPLACE_FLAG = _hazard(2, 7, 28, _edit(2, 15, 27, ""))            # nn.ReLU(inplace=True)
 AUGMENTED = _hazard(4, 1, 7, _edit(4, 1, 7, "y = y + 1"))         # y += 1
 AFTER_CJK = _hazard(5, 16, 25, _edit(5, 16, 25, "y.relu()"))      # z2 = y.relu_()
-OVERLAPPING = _hazard(4, 1, 2, _edit(4, 1, 3, "w"))               # clashes with AUGMENTED
 
 
 def _session(hazards: list[Hazard], version: int = 3,
@@ -111,24 +114,78 @@ def test_fix_columns_after_cjk_text_are_in_client_units() -> None:
     assert _apply(SOURCE, fix.edit).splitlines()[4] == 'z = "模型"; z2 = y.relu()'
 
 
-def test_fix_all_applies_every_fix_of_the_document_in_one_edit() -> None:
-    _, builder, outcome = _session([INPLACE_FLAG, AUGMENTED, AFTER_CJK])
+REAL = """import torch
+x = torch.randn(4, requires_grad=True)
+y = torch.sigmoid(x)
+y += 1
+z = torch.exp(x)
+z.mul_(2)
+w = torch.tanh(x)
+w[0] = 0
+(y.sum() + z.sum() + w.sum()).backward()
+"""
+
+
+def _real_session(text: str) -> tuple[ActionBuilder, Outcome]:
+    unit = TextUnit(URI, None, Settings(), text_buffer=TextBuffer(URI, text, 1))
+    outcome = build_outcome(unit.snapshot("utf-16"), analyze_source(text), [])
+    unit.settle(outcome)
+    return ActionBuilder(unit, URI, "utf-16", True), outcome
+
+
+def _only_edit(edit: types.WorkspaceEdit | None) -> types.TextEdit:
+    assert edit is not None and edit.document_changes is not None
+    (change,) = edit.document_changes
+    assert isinstance(change, types.TextDocumentEdit)
+    (one,) = change.edits
+    assert isinstance(one, types.TextEdit)
+    return one
+
+
+def test_fix_all_is_the_text_gradguard_check_fix_writes_sent_as_one_minimal_edit() -> None:
+    builder, outcome = _real_session(REAL)
 
     (fix_all,) = code_actions(builder, _request([], only=["source.fixAll"]), outcome)
 
     assert fix_all.kind == "source.fixAll.gradguard"
     assert len(fix_all.diagnostics or []) == 3
-    assert _apply(SOURCE, fix_all.edit).splitlines()[1:] == [
-        "act = nn.ReLU()", "y = x.sigmoid()", "y = y + 1", 'z = "模型"; z2 = y.relu()']
+    edit = _only_edit(fix_all.edit)
+    assert edit.range.start == types.Position(3, 2)  # "y " is kept: only what changes is sent
+    assert _apply(REAL, fix_all.edit) == fix_text(REAL).text
+    assert _apply(REAL, fix_all.edit).splitlines()[3:8] == [
+        "y = y + 1", "z = torch.exp(x)", "z = z.mul(2)", "w = torch.tanh(x)", "w = w.clone()"]
 
 
-def test_fix_all_leaves_a_fix_that_overlaps_an_earlier_one_for_the_next_round() -> None:
-    _, builder, outcome = _session([AUGMENTED, OVERLAPPING])
+@pytest.mark.parametrize("odd", ["\u2028", "\u2029", "\x0c", "\x85"])
+def test_fix_all_lands_on_the_lines_the_analysis_meant_after_odd_characters(odd: str) -> None:
+    text = REAL.replace("import torch\n", f"import torch  # page{odd}break\n")
+    builder, outcome = _real_session(text)
 
-    (fix_all,) = code_actions(builder, _request([], only=["source"]), outcome)
+    (fix_all,) = code_actions(builder, _request([], only=["source.fixAll"]), outcome)
 
-    assert len(fix_all.diagnostics or []) == 1
-    assert _apply(SOURCE, fix_all.edit).splitlines()[3] == "y = y + 1"
+    assert _apply(text, fix_all.edit) == fix_text(text).text
+    assert _apply(text, fix_all.edit).split("\n")[7] == "w = w.clone()"
+
+
+def test_fix_all_in_a_crlf_document_adds_crlf_lines() -> None:
+    text = REAL.replace("\n", "\r\n")
+    builder, outcome = _real_session(text)
+
+    (fix_all,) = code_actions(builder, _request([], only=["source.fixAll"]), outcome)
+
+    fixed = _apply(text, fix_all.edit)
+    assert "w = w.clone()\r\nw[0] = 0\r\n" in fixed
+    assert "\n" not in fixed.replace("\r\n", "")
+
+
+def test_a_quick_fix_that_would_not_parse_is_not_offered() -> None:
+    broken = _hazard(4, 1, 7, _edit(4, 1, 7, "y = ("))
+    _, builder, outcome = _session([broken])
+
+    actions = code_actions(builder, _request(outcome.diagnostics[URI], only=["quickfix"]),
+                           outcome)
+
+    assert [a.title for a in actions] == ["Ignore GG001 on this line"]
 
 
 def test_fix_all_is_not_offered_when_no_diagnostic_has_a_fix() -> None:
@@ -138,7 +195,7 @@ def test_fix_all_is_not_offered_when_no_diagnostic_has_a_fix() -> None:
 
 
 def test_only_quickfix_leaves_out_fix_all_and_only_fix_all_leaves_out_quick_fixes() -> None:
-    _, builder, outcome = _session([AUGMENTED])
+    builder, outcome = _real_session(REAL)
     diagnostics = outcome.diagnostics[URI]
 
     quick = code_actions(builder, _request(diagnostics, only=["quickfix"]), outcome)
@@ -149,22 +206,24 @@ def test_only_quickfix_leaves_out_fix_all_and_only_fix_all_leaves_out_quick_fixe
 
 
 def test_diagnostics_of_an_older_version_get_no_actions() -> None:
-    unit, builder, outcome = _session([AUGMENTED], version=3)
+    unit, _, outcome = _session([AUGMENTED], version=3)
     old = outcome.diagnostics[URI]
     unit.text_buffer.version = 4  # the user typed; the analysis of version 4 is pending
+    builder = ActionBuilder(unit, URI, "utf-16", True)
 
     assert code_actions(builder, _request(old), None) == []
 
 
 def test_a_client_that_drops_data_gets_it_from_the_servers_copy() -> None:
-    _, builder, outcome = _session([AUGMENTED])
-    (diagnostic,) = outcome.diagnostics[URI]
+    builder, outcome = _real_session(REAL)
+    diagnostic = outcome.diagnostics[URI][0]
     without_data = types.Diagnostic(diagnostic.range, diagnostic.message,
                                     code=diagnostic.code, source=diagnostic.source)
 
     actions = code_actions(builder, _request([without_data]), outcome)
 
-    assert [a.title for a in actions] == ["Do it out of place", "Ignore GG001 on this line",
+    assert [a.title for a in actions] == ["Compute `y = y + 1` out of place",
+                                          "Ignore GG001 on this line",
                                           "GradGuard: fix all autograd hazards"]
 
 
@@ -204,3 +263,15 @@ def test_a_comment_never_goes_inside_a_string_or_after_a_backslash() -> None:
         False,  # backslash continuation
         True,
     ]
+
+
+def test_fix_all_is_not_offered_while_the_document_does_not_parse() -> None:
+    _, outcome = _real_session(REAL)
+    half_typed = REAL + "def f(:\n"
+    unit = TextUnit(URI, None, Settings(), text_buffer=TextBuffer(URI, half_typed, 1))
+    unit.settle(outcome)  # the diagnostics of the last text that parsed, with their fixes
+
+    actions = code_actions(ActionBuilder(unit, URI, "utf-16", True),
+                           _request([], only=["source.fixAll"]), outcome)
+
+    assert actions == []

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from gradguard.analysis.blocks import defined_name, split_blocks, split_lines
+from gradguard.analysis.blocks import defined_name, split_blocks
 from gradguard.analysis.findings import Finding, better
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.interpreter import SummaryCache
@@ -16,6 +16,8 @@ from gradguard.analysis.report import to_hazard
 from gradguard.analysis.roots import RootResult, roots, run_root
 from gradguard.analysis.suppression import is_suppressed
 from gradguard.analysis.syntax import Piece, SourceError, parse
+from gradguard.config import Selection
+from gradguard.text import source_lines
 
 __all__ = ["Selection", "SourceError", "analyze_file", "analyze_source", "may_hold_hazards",
            "project_for"]
@@ -37,28 +39,6 @@ def may_hold_hazards(source: str, uncertain: bool = False) -> bool:
     if _CANDIDATE.search(source) is None:
         return False
     return uncertain or _TORCH.search(source) is not None
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Which findings a run reports: rule codes (prefixes), and whether uncertain ones.
-
-    A finding is uncertain when it holds only if a tensor whose origin the analysis
-    cannot see requires grad (a plain function's argument, say); those are left out
-    unless asked for, because on real code most of them are data that never does.
-    """
-
-    select: frozenset[str] | None = None
-    ignore: frozenset[str] = frozenset()
-    uncertain: bool = False
-
-    def wants(self, code: str) -> bool:
-        def matches(codes: Iterable[str]) -> bool:
-            return any(code.startswith(prefix) for prefix in codes)
-
-        if self.select is not None and not matches(self.select):
-            return False
-        return not matches(self.ignore)
 
 
 _WORD = re.compile(r"\w+")
@@ -208,7 +188,7 @@ def analyze_source(source: str, selection: Selection | None = None,
                      for root in roots(program, reaching(source)))
     if not findings:
         return []
-    lines = [line.rstrip("\r\n") for line in split_lines(source)]
+    lines = source_lines(source)
     return to_hazards(findings, path, lines, selection)
 
 
@@ -266,7 +246,7 @@ def analyze_file(path: str, source: str, project: Project,
         by_path.setdefault(finding.piece.path, []).append(finding)
     found = {}
     for where, located in by_path.items():
-        lines = [line.rstrip("\r\n") for line in split_lines(project.texts.get(where, ""))]
+        lines = source_lines(project.texts.get(where, ""))
         hazards = to_hazards(located, where, lines, selection)
         if hazards:
             found[where] = hazards

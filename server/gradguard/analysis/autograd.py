@@ -14,6 +14,7 @@ import ast
 from dataclasses import dataclass, field
 
 from gradguard.analysis.findings import Finding, Site, better
+from gradguard.analysis.fix_plans import MoveAfter, Place, Plan
 from gradguard.analysis.hazard import Confidence
 from gradguard.analysis.syntax import Piece
 from gradguard.analysis.values import (
@@ -30,7 +31,12 @@ from gradguard.analysis.values import (
     lineage_key,
 )
 from gradguard.facts.table import Effect
-from gradguard.fixes.plans import MoveAfter, Place, Plan
+from gradguard.rules import (
+    FORBIDDEN_VIEW_WRITTEN,
+    LEAF_WRITTEN_IN_PLACE,
+    PARAMETERS_UPDATED_BEFORE_BACKWARD,
+    SAVED_TENSOR_OVERWRITTEN,
+)
 
 
 def _confidence(*levels: bool | None) -> Confidence | None:
@@ -250,7 +256,7 @@ class Autograd:
                                                 _lower(confidence, surest), place))
         else:
             for save in live:
-                self.report(Finding("GG001", piece, node, op,
+                self.report(Finding(SAVED_TENSOR_OVERWRITTEN, piece, node, op,
                                     _lower(confidence, save.confidence), (save,),
                                     via=self.via, layer=layer, plan=self.plan))
 
@@ -266,16 +272,16 @@ class Autograd:
             return False
         level: Confidence = confidence if grad is True else "medium"
         if target.view is None and grad is True and any(s.leaf for s in target.storages):
-            code, detail = "GG002", ""
+            code, detail = LEAF_WRITTEN_IN_PLACE, ""
         elif target.view in ("leaf", "multi", "nograd"):
-            code, detail = "GG003", target.view
+            code, detail = FORBIDDEN_VIEW_WRITTEN, target.view
         else:
             return False
         # A leaf, or a view of one, is to be written under no_grad or not at all: which
         # one the code meant is not for a fix to guess. Other views can be rebuilt.
         plan = self.plan if detail in ("multi", "nograd") else None
         self.report(Finding(code, piece, node, op, level, detail=detail, via=self.via,
-                            layer=layer if code == "GG003" else None, plan=plan))
+                            layer=layer if code == FORBIDDEN_VIEW_WRITTEN else None, plan=plan))
         return True
 
     def forget_graph(self) -> None:
@@ -323,8 +329,8 @@ class Autograd:
             if first.place is not None and place is not None and \
                     first.place.block is place.block and first.place.index < place.index:
                 plan = MoveAfter(first.place, place)
-            self.report(Finding("GG004", first.piece, first.node, first.op, first.confidence,
-                                saves, via=self.via, plan=plan))
+            self.report(Finding(PARAMETERS_UPDATED_BEFORE_BACKWARD, first.piece, first.node,
+                                first.op, first.confidence, saves, via=self.via, plan=plan))
         if not retain:
             for storage in self.storages:
                 if storage.saves:

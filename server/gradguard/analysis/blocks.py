@@ -13,20 +13,11 @@ import bisect
 import re
 from dataclasses import dataclass
 
+from gradguard.text import LINE_BREAK, common_prefix, common_suffix, count_breaks, lines_with_ends
+
 _TRIPLE = re.compile(r"'''|\"\"\"")
 _CONTINUATION = re.compile(r"(else|elif|except|finally|case)\b|[)\]}]")
-# Lines end at "\n", "\r\n" or "\r", as in Python's tokenizer and in every editor.
-# str.splitlines also ends them at "\f", "\x1c"-"\x1e", "\x85", U+2028 and U+2029, which
-# would shift every later line (a form feed in a comment is enough).
-_BREAK = re.compile(r"\r\n|\r|\n")
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _DEFINITION = re.compile(r"(?:[ \t]*@.*\n|[ \t]*#.*\n|\s*\n)*(?:async\s+)?(?:class|def)\s+(\w+)")
-
-
-def split_lines(source: str) -> list[str]:
-    """The lines of ``source`` with their line ends (``str.splitlines(keepends=True)``
-    for the three line ends Python knows)."""
-    return _LINE.findall(source)
 
 
 def defined_name(block: str) -> str | None:
@@ -42,7 +33,7 @@ class BlockText:
 
     @property
     def line_count(self) -> int:
-        breaks = len(_BREAK.findall(self.text))
+        breaks = count_breaks(self.text)
         return breaks + (0 if self.text.endswith(("\n", "\r")) else 1)
 
 
@@ -51,7 +42,7 @@ def _string_lines(source: str) -> set[int]:
     inside: set[int] = set()
     opener: str | None = None
     open_line = 0
-    starts = [m.end() for m in _BREAK.finditer(source)]  # where lines 1, 2, ... start
+    starts = [m.end() for m in LINE_BREAK.finditer(source)]  # where lines 1, 2, ... start
     for match in _TRIPLE.finditer(source):
         quote = match.group()
         if opener is None:
@@ -77,7 +68,7 @@ def _starts_block(line: str) -> bool:
 
 
 def split_blocks(source: str) -> list[BlockText]:
-    lines = split_lines(source)
+    lines = lines_with_ends(source)
     if not lines:
         return []
     in_string = _string_lines(source) if ('"""' in source or "'''" in source) else set()
@@ -101,28 +92,6 @@ def split_blocks(source: str) -> list[BlockText]:
         end = starts[position + 1] if position + 1 < len(starts) else len(lines)
         blocks.append(BlockText(start + 1, "".join(lines[start:end])))
     return blocks
-
-
-def common_prefix(a: str, b: str) -> int:
-    low, high = 0, min(len(a), len(b))
-    while low < high:  # slices compare in C: a few passes over the text, not a loop per char
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-def common_suffix(a: str, b: str, limit: int) -> int:
-    low, high = 0, limit
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[len(a) - middle:] == b[len(b) - middle:]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def resplit_blocks(old: str, blocks: list[BlockText], new: str) -> list[BlockText]:
@@ -196,7 +165,7 @@ def _block_suffix(blocks: list[BlockText], old: str, new: str, limit: int) -> in
 
 
 def _line_total(pieces: list[BlockText]) -> int:
-    return sum(len(_BREAK.findall(piece.text)) for piece in pieces)
+    return sum(count_breaks(piece.text) for piece in pieces)
 
 
 def _moved(pieces: list[BlockText], lines: int) -> list[BlockText]:

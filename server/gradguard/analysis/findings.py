@@ -11,7 +11,7 @@ from gradguard.analysis.syntax import Piece
 from gradguard.analysis.values import NnModule, Save
 
 if TYPE_CHECKING:
-    from gradguard.fixes.plans import Plan
+    from gradguard.analysis.fix_plans import Plan
 
 # A call site: the node and the piece it was parsed in.
 Site = tuple[Piece, ast.AST]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-Severity = Literal["error", "warning", "information", "hint"]
+from gradguard.rules import Severity
+
 Confidence = Literal["high", "medium"]
 
 

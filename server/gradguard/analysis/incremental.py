@@ -28,7 +28,6 @@ from gradguard.analysis.blocks import (
     defined_name,
     resplit_blocks,
     split_blocks,
-    split_lines,
 )
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.interpreter import SummaryCache
@@ -43,6 +42,7 @@ from gradguard.analysis.program import (
 from gradguard.analysis.project import Project
 from gradguard.analysis.roots import Root, RootResult, roots, run_root
 from gradguard.analysis.syntax import Piece, SourceError, parse
+from gradguard.text import source_lines
 
 
 @dataclass(eq=False)
@@ -66,7 +66,7 @@ class Block:
     def lines(self) -> list[str]:
         """The block's lines, without their line ends."""
         if self._lines is None:
-            self._lines = [line.rstrip("\r\n") for line in split_lines(self.text)]
+            self._lines = source_lines(self.text)
         return self._lines
 
     def move_to(self, start_line: int, clamp: bool = False) -> None:

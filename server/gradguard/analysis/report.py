@@ -5,9 +5,19 @@ from __future__ import annotations
 import os
 
 from gradguard.analysis.findings import Finding
-from gradguard.analysis.hazard import Fix, Hazard, Related, Severity, Span
+from gradguard.analysis.fix_edits import layer_fix, plan_fix
+from gradguard.analysis.hazard import Fix, Hazard, Related, Span
 from gradguard.analysis.values import Save
-from gradguard.fixes.render import layer_fix, plan_fix
+from gradguard.rules import (
+    CODE_SKIPPED,
+    FILE_NOT_ANALYSED,
+    LEAF_WRITTEN_IN_PLACE,
+    PARAMETERS_UPDATED_BEFORE_BACKWARD,
+    RULES,
+    SAVED_TENSOR_OVERWRITTEN,
+    UNCERTAIN_SUFFIX,
+    Severity,
+)
 
 ROLE_WORDS = {
     "output": "the output of",
@@ -17,15 +27,6 @@ ROLE_WORDS = {
 ROLE_NOUNS = {"output": "its output", "input": "its input", "other": "its second operand"}
 # How many saving ops a GG004 message names; the rest are counted, and all are related.
 NAMED_SAVES = 2
-
-VIEW_WORDS = {
-    "multi": "an output of split/chunk/unbind (or of iterating a tensor), a view that "
-    "autograd forbids modifying in place; write to a clone, or use torch.cat/torch.stack",
-    "leaf": "a view of a leaf tensor that requires grad; do it under torch.no_grad() or on "
-    "a clone",
-    "nograd": "a view created under torch.no_grad() while grad mode is on; create the view "
-    "with grad enabled, or write to a clone",
-}
 
 
 def _saver(save: Save) -> tuple[str, str]:
@@ -42,28 +43,25 @@ def code(op: str) -> str:
 
 
 def _severity(finding: Finding) -> Severity:
-    if finding.code == "GG901":
-        return "information"
-    return "error" if finding.confidence == "high" else "warning"
+    return RULES[finding.code].default_severity if finding.confidence == "high" else "warning"
 
 
 def _skipped_message(finding: Finding) -> str:
     if finding.op:  # a root: a function, a method or the script
         what = "the script" if finding.op == "<module>" else \
             f"`{finding.op.split()[-1]}`"
-        return (f"GradGuard could not follow {what} to its end ({finding.detail}): what it "
-                "found on the way is reported, hazards further on are not")
-    return (f"GradGuard skipped {finding.detail}: it takes its value as unknown, and "
-            "analyses the rest of the file")
+        return RULES[CODE_SKIPPED].message("static.function", what=what, why=finding.detail)
+    return RULES[CODE_SKIPPED].message("static", what=finding.detail)
 
 
 def to_hazard(finding: Finding) -> Hazard:
     span = finding.piece.span(finding.node)
-    if finding.code == "GG901" and finding.op:  # a whole function: its first line says it
+    if finding.code == CODE_SKIPPED and finding.op:  # a whole function: its first line says it
         first = finding.piece.line(getattr(finding.node, "lineno", 1))
         span = Span(span.line, span.column, span.line, len(first.rstrip()) + 1)
     related: list[Related] = []
-    if finding.code in ("GG001", "GG004"):
+    rule = RULES[finding.code]
+    if finding.code in (SAVED_TENSOR_OVERWRITTEN, PARAMETERS_UPDATED_BEFORE_BACKWARD):
         parts = []
         for save in finding.saves:
             label, aten = _saver(save)
@@ -72,14 +70,14 @@ def to_hazard(finding: Finding) -> Hazard:
             where = f"line {save_span.line}"
             if save.piece.path != finding.piece.path:
                 where = f"{_near(save.piece.path, finding.piece.path)}:{save_span.line}"
-            parts.append(f"{words} {code(label)} at {where}, which {aten}'s "
-                         "backward needs")
+            parts.append(rule.message("static.save", role=words, saver=code(label),
+                                      where=where, aten=aten))
             noun = ROLE_NOUNS.get(save.role, "a tensor")
             related.append(Related(save_span, f"{code(label)} saves {noun} here for backward",
                                    _other(save.piece.path, finding.piece.path)))
         what = "; ".join(parts)
-        if finding.code == "GG001":
-            message = f"{code(finding.op)} overwrites {what}"
+        if finding.code == SAVED_TENSOR_OVERWRITTEN:
+            message = rule.message("static", op=code(finding.op), saved=what)
         else:
             what = "; ".join(parts[:NAMED_SAVES])
             if len(parts) > NAMED_SAVES:
@@ -87,19 +85,17 @@ def to_hazard(finding: Finding) -> Hazard:
                 what += (f"; and {len(parts) - NAMED_SAVES} more saved at line"
                          f"{'s' if len(others) > 1 else ''} "
                          f"{', '.join(str(line) for line in others)}")
-            message = (f"{code(finding.op)} updates parameters in place that a later backward "
-                       f"still needs: {what}; call it after the last backward through this "
-                       "graph")
-    elif finding.code == "GG901":
+            message = rule.message("static", op=code(finding.op), saved=what)
+    elif finding.code == CODE_SKIPPED:
         message = _skipped_message(finding)
-    elif finding.code == "GG002":
-        message = (f"{code(finding.op)} writes in place into a leaf tensor that requires grad; "
-                   "autograd forbids this outside torch.no_grad()")
+    elif finding.code == LEAF_WRITTEN_IN_PLACE:
+        message = rule.message("static", op=code(finding.op))
     else:
-        view = VIEW_WORDS.get(finding.detail, "a view")
-        message = f"{code(finding.op)} writes in place into {view}"
+        view_kind = f"view.{finding.detail}"
+        view = rule.message(view_kind) if view_kind in rule.messages else "a view"
+        message = rule.message("static", op=code(finding.op), view=view)
     if finding.confidence == "medium":
-        message += " (if these tensors require grad)"
+        message += UNCERTAIN_SUFFIX
     layer = finding.layer
     if layer is not None and layer.node is not finding.node:
         related.append(Related(layer.piece.span(layer.node),
@@ -138,5 +134,6 @@ def not_analysed(reason: str, line: int = 0, column: int = 0) -> Hazard:
     """The status of a file that could not be analysed, as a finding of its own (GG900):
     at the error's place when it has one, else at the top of the file."""
     line, column = max(line, 1), max(column, 1)
-    return Hazard("GG900", Span(line, column, line, column),
-                  f"not analysed: {reason}", "error", "high")
+    rule = RULES[FILE_NOT_ANALYSED]
+    return Hazard(rule.code, Span(line, column, line, column),
+                  rule.message("static", reason=reason), rule.default_severity, "high")

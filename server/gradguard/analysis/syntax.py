@@ -2,7 +2,7 @@
 
 The analysis reads ``ast`` trees: CPython's parser is about ten times faster than a
 concrete syntax tree's, and the analysis needs no formatting. Fixes, which do, parse
-the few statements they rewrite with libcst (``gradguard.fixes``).
+the few statements they rewrite with libcst (``gradguard.analysis.fix_edits``).
 
 A :class:`Piece` is a stretch of a document parsed together (a whole file, or in an
 editor one function, method or block of statements). Nodes keep the line numbers of
@@ -18,8 +18,8 @@ import sys
 import threading
 from dataclasses import dataclass, field
 
-from gradguard.analysis.blocks import split_lines
 from gradguard.analysis.hazard import Span
+from gradguard.text import source_lines
 
 
 class SourceError(Exception):
@@ -203,7 +203,7 @@ class Piece:
     def line(self, number: int) -> str:
         """Line ``number`` of the parse (1-based), without its line end."""
         if self._lines is None:
-            self._lines = [line.rstrip("\r\n") for line in split_lines(self.text)]
+            self._lines = source_lines(self.text)
         return self._lines[number - 1] if 0 < number <= len(self._lines) else ""
 
     def has_line_after(self, number: int) -> bool:

@@ -16,7 +16,7 @@ from gradguard.analysis.syntax import Piece
 from gradguard.facts.table import ModuleFacts
 
 if TYPE_CHECKING:
-    from gradguard.fixes.plans import Place
+    from gradguard.analysis.fix_plans import Place
 
 Kind = Literal["tensor", "unknown", "module", "optimizer", "list", "const", "function"]
 ViewKind = Literal["view", "multi", "leaf", "nograd"]
@@ -111,9 +111,6 @@ class Value:
     maybe_list: bool = False
     # The values this one was computed from: which graph a backward from it runs over.
     history: tuple[Value | Lineage, ...] = ()
-
-
-UNKNOWN_CONST = object()
 
 
 def unknown() -> Value:

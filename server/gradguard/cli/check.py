@@ -26,11 +26,12 @@ from gradguard.analysis.interpreter import SummaryCache
 from gradguard.analysis.project import Project
 from gradguard.analysis.report import not_analysed
 from gradguard.cli.cache import Entry, ResultCache, digest
-from gradguard.cli.discovery import ConfigError, Discovery, discover, load_discovery
+from gradguard.cli.discovery import Discovery, discover, load_discovery
 from gradguard.cli.files import read
 from gradguard.cli.fixing import fix_file
 from gradguard.cli.formats import FORMATTERS, Finding
 from gradguard.cli.notebook import CellMap, NotebookError, program_of
+from gradguard.config import ProjectConfig, load
 from gradguard.runtime import fewer_collections
 
 
@@ -193,17 +194,20 @@ def project_roots(paths: list[str]) -> tuple[str, ...]:
 def run_check(paths: list[str], output_format: str, selection: Selection,
               jobs: int | None, fix: bool = False, diff: bool = False,
               force_exclude: bool = False, use_cache: bool = True) -> int:
-    try:
-        discovery = load_discovery(Path.cwd(), force_exclude)
-    except ConfigError as error:
-        print(f"gradguard: {error}", file=sys.stderr)
+    # [tool.gradguard] as the server and the probe read it; options given override it.
+    config = load(os.getcwd())
+    for problem in config.problems:
+        print(f"gradguard: {problem}", file=sys.stderr)
+    if config.problems:
         return 2
+    discovery = load_discovery(Path.cwd(), force_exclude, config)
+    selection = config.selection(selection.select, selection.ignore, selection.uncertain)
     missing = [p for p in paths if not os.path.exists(p)]
     for path in missing:
         print(f"gradguard: {path}: no such file or directory", file=sys.stderr)
     present = [p for p in paths if p not in missing]
     if fix or diff:
-        return run_fix(present, selection, diff, discovery) if present else 2
+        return run_fix(present, selection, diff, discovery, config) if present else 2
     files = list(discover(present, discovery))
     cache = ResultCache(selection) if use_cache else None
     results: list[FileResult] = []
@@ -225,7 +229,7 @@ def run_check(paths: list[str], output_format: str, selection: Selection,
                           Entry(result.digest, result.read, result.found, result.error))
         cache.save()
     results += fresh
-    found = _reported(results, files)
+    found = _with_severities(_reported(results, files), config)
     if output_format != "text":  # text shows them among the findings (GG900)
         order = {path: index for index, path in enumerate(files)}
         for result in sorted(results, key=lambda r: order[r.path]):
@@ -286,12 +290,19 @@ def _reported(results: list[FileResult], files: list[str]) -> list[Finding]:
     return [Finding(path, hazard, cell_map) for path, hazard, cell_map in ordered]
 
 
+def _with_severities(found: list[Finding], config: ProjectConfig) -> list[Finding]:
+    """The findings at the severities ``[tool.gradguard] severity`` gives their codes."""
+    return [replace(f, hazard=replace(f.hazard, severity=config.severity_of(
+        f.hazard.code, f.hazard.severity))) for f in found]
+
+
 def _relative(path: str) -> str:
     relative = os.path.relpath(path)
     return path if relative.startswith("..") else relative
 
 
-def run_fix(paths: list[str], selection: Selection, diff: bool, discovery: Discovery) -> int:
+def run_fix(paths: list[str], selection: Selection, diff: bool, discovery: Discovery,
+            config: ProjectConfig) -> int:
     fixed = 0
     left: list[Finding] = []
     for path in discover(paths, discovery):
@@ -306,5 +317,5 @@ def run_fix(paths: list[str], selection: Selection, diff: bool, discovery: Disco
     if failed and diff:
         print(FORMATTERS["text"](failed), file=sys.stderr)
     if left and not diff:
-        print(FORMATTERS["text"](left))
+        print(FORMATTERS["text"](_with_severities(left, config)))
     return exit_status(left)

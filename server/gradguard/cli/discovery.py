@@ -18,18 +18,13 @@ A file named on the command line is always checked, as the user asked for it, un
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pathspec import GitIgnoreSpec
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - tomli is a dependency on Python 3.10
-    import tomli as tomllib
+from gradguard.config import ProjectConfig, load
 
 # ruff's default exclude, which users of both tools already know.
 DEFAULT_EXCLUDE = (
@@ -40,10 +35,6 @@ DEFAULT_EXCLUDE = (
 )
 DEFAULT_INCLUDE = ("*.py", "*.ipynb")
 IGNORE_FILES = (".gitignore", ".ignore")
-
-
-class ConfigError(ValueError):
-    """``[tool.gradguard]`` holds a discovery key of the wrong type."""
 
 
 @dataclass(frozen=True)
@@ -68,42 +59,14 @@ def _relative(path: Path, root: Path, is_dir: bool) -> str:
     return text + "/" if is_dir else text
 
 
-def _patterns(table: dict[str, Any], key: str) -> list[str] | None:
-    value = table.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ConfigError(f"[tool.gradguard] {key} must be a list of strings")
-    return value
-
-
-def nearest_pyproject(start: Path) -> Path | None:
-    """The nearest ``pyproject.toml`` at or above ``start`` with a ``[tool.gradguard]``."""
-    for folder in (start.absolute(), *start.absolute().parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                with candidate.open("rb") as handle:
-                    data = tomllib.load(handle)
-            except (OSError, tomllib.TOMLDecodeError):
-                continue
-            if isinstance(data.get("tool", {}).get("gradguard"), dict):
-                return candidate
-    return None
-
-
-def load_discovery(start: Path, force_exclude: bool = False) -> Discovery:
-    pyproject = nearest_pyproject(start)
-    table: dict[str, Any] = {}
-    root = start.absolute()
-    if pyproject is not None:
-        with pyproject.open("rb") as handle:
-            table = tomllib.load(handle)["tool"]["gradguard"]
-        root = pyproject.parent
-    exclude = _patterns(table, "exclude")
-    exclude = list(DEFAULT_EXCLUDE) if exclude is None else exclude
-    exclude += _patterns(table, "extend-exclude") or []
-    include = _patterns(table, "include") or list(DEFAULT_INCLUDE)
+def load_discovery(start: Path, force_exclude: bool = False,
+                   config: ProjectConfig | None = None) -> Discovery:
+    """The discovery settings of the ``[tool.gradguard]`` that holds ``start``."""
+    config = config or load(str(start))
+    root = Path(config.root) if config.root is not None else start.absolute()
+    exclude = list(DEFAULT_EXCLUDE if config.exclude is None else config.exclude)
+    exclude += config.extend_exclude
+    include = list(config.include or DEFAULT_INCLUDE)
     return Discovery(root, GitIgnoreSpec.from_lines(exclude),
                      GitIgnoreSpec.from_lines(include), force_exclude)
 

@@ -14,6 +14,8 @@ class SourceFile:
     # Where the error is, when it is at a place in the file (1-based; column in bytes).
     line: int = 0
     column: int = 0
+    # Whether the file starts with a UTF-8 BOM (not part of ``text``): kept by ``--fix``.
+    bom: bool = False
 
 
 def read(path: str) -> SourceFile:
@@ -29,4 +31,4 @@ def read(path: str) -> SourceFile:
                           f"not UTF-8 (byte {error.start}: {data[error.start]:#04x}); "
                           "GradGuard reads Python source as UTF-8",
                           data.count(b"\n", 0, error.start) + 1, error.start - line_start + 1)
-    return SourceFile(path, text)
+    return SourceFile(path, text, bom=data.startswith(b"\xef\xbb\xbf"))

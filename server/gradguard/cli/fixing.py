@@ -9,16 +9,17 @@ import tempfile
 from pathlib import Path
 
 from gradguard.analysis import Hazard, Selection, SourceError, analyze_source
-from gradguard.analysis.blocks import split_lines
 from gradguard.analysis.report import not_analysed
 from gradguard.analysis.syntax import parse
 from gradguard.cli.files import read
 from gradguard.cli.notebook import CellMap, NotebookError, parse_notebook
 from gradguard.fixes.apply import FixResult, fix_text
+from gradguard.text import BOM, lines_with_ends
 
 
 def write_atomically(path: str, text: str) -> None:
-    """Write through a temporary file and a rename: an interrupted run leaves no half file."""
+    """Write through a temporary file and a rename, keeping the file's mode: an
+    interrupted run leaves no half-written file."""
     target = Path(path)
     mode = target.stat().st_mode
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
@@ -55,10 +56,10 @@ def fix_file(path: str, selection: Selection,
     if new_text != source.text:
         if diff:
             sys.stdout.writelines(difflib.unified_diff(
-                split_lines(source.text), split_lines(new_text),
+                lines_with_ends(source.text), lines_with_ends(new_text),
                 fromfile=f"a/{path}", tofile=f"b/{path}"))
         else:
-            write_atomically(path, new_text)
+            write_atomically(path, (BOM if source.bom else "") + new_text)
     return result.fixed, result.remaining, cells
 
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from gradguard import __version__
 from gradguard.analysis.hazard import Hazard, Span
-from gradguard.analysis.rules import RULES
 from gradguard.cli.notebook import CellMap
+from gradguard.rules import RULES
 
 
 @dataclass(frozen=True)
@@ -172,6 +172,7 @@ def as_sarif(results: list[Finding]) -> str:
             "name": rule.name,
             "shortDescription": {"text": rule.summary},
             "helpUri": rule.doc_url,
+            "defaultConfiguration": {"level": _SARIF_LEVEL[rule.default_severity]},
         }
         for rule in RULES.values()
     ]

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from gradguard.analysis import Selection
-from gradguard.analysis.rules import RULES
+from gradguard.rules import RULES
 
 
 def _codes(text: str) -> frozenset[str]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradguard.cells import python_of_cell
+from gradguard.text import lines_with_ends
 
 # Put between cells (and after IPython lines) in the program that is fixed; comments, so
 # the fixes see the same code.
@@ -121,7 +122,7 @@ def _restore_ipython(original: str, fixed: str) -> str:
 
 def _as_source(text: str, like: object) -> str | list[str]:
     # nbformat stores a cell's source as a list of lines or as one string: keep its form.
-    return text.splitlines(keepends=True) if isinstance(like, list) else text
+    return lines_with_ends(text) if isinstance(like, list) else text
 
 
 def _text_of(source: object) -> str:

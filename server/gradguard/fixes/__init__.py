@@ -1,1 +1,2 @@
-"""Fixes: semantics-preserving rewrites of in-place hazards, planned during analysis."""
+"""Applying fixes to text (``apply``): above the analysis, which plans them and renders
+their edits; used by ``gradguard check --fix`` and the language server alike."""

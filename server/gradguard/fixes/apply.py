@@ -1,41 +1,47 @@
-"""Applying fixes to text: one consistent set of edits, and fix-all until nothing is left."""
+"""The fix engine: the one place fixes are applied to text.
+
+``gradguard check --fix`` and ``--diff``, and the language server's fix-all and quick
+fixes, all apply fixes here, so the editor and the command line produce the same text:
+
+- edits land where the analysis meant them, on lines counted as ``gradguard.text``
+  counts them (``\\n``, ``\\r\\n``, ``\\r``; never U+2028 or a form feed);
+- fixes that overlap are never applied together: the later one waits for the next
+  round, after the text is analysed again (``fix_text`` runs up to ``MAX_ROUNDS``);
+- new lines get the text's own line break, and a leading BOM is kept;
+- a round whose result does not parse, or that changed a line no edit was on, is
+  refused and the text is left as it was before it.
+"""
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gradguard.analysis.analyze import Selection, analyze_source
 from gradguard.analysis.hazard import Fix, Hazard, TextEdit
 from gradguard.analysis.syntax import SourceError, parse
+from gradguard.text import BOM, Lines, newline_of, split_lines
 
 MAX_ROUNDS = 5
 
-
-def _offsets(text: str) -> list[int]:
-    starts = [0]
-    for line in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-    return starts
+Point = tuple[int, int]  # (line, column), in whichever counting both ranges share
 
 
-def _offset(starts: list[int], line: int, column: int, size: int) -> int:
-    if line > len(starts) - 1:
-        return size
-    return min(starts[line - 1] + column - 1, size)
+def overlaps(a: tuple[Point, Point], b: tuple[Point, Point]) -> bool:
+    """Whether two ranges (start, end) overlap.
+
+    Two inserts at one point overlap too: the order they would land in is a guess.
+    """
+    (a_start, a_end), (b_start, b_end) = a, b
+    if a_start == a_end == b_start == b_end:
+        return True
+    return a_start < b_end and b_start < a_end
 
 
-def apply_edits(text: str, edits: Sequence[TextEdit]) -> str:
-    """The text with non-overlapping edits applied (positions as the analysis gives them)."""
-    starts = _offsets(text)
-    spans = []
-    for edit in edits:
-        start = _offset(starts, edit.span.line, edit.span.column, len(text))
-        end = _offset(starts, edit.span.end_line, edit.span.end_column, len(text))
-        spans.append((start, end, edit.new_text))
-    for start, end, new_text in sorted(spans, reverse=True):
-        text = text[:start] + new_text + text[end:]
-    return text
+def _range(edit: TextEdit) -> tuple[Point, Point]:
+    span = edit.span
+    return (span.line, span.column), (span.end_line, span.end_column)
 
 
 def combine(fixes: Iterable[Fix]) -> list[TextEdit]:
@@ -43,18 +49,75 @@ def combine(fixes: Iterable[Fix]) -> list[TextEdit]:
     chosen: list[TextEdit] = []
     for fix in fixes:
         edits = [e for e in fix.edits if e not in chosen]
-        if any(_overlap(e, c) for e in edits for c in chosen):
+        if any(overlaps(_range(e), _range(c)) for e in edits for c in chosen):
             continue
         chosen.extend(edits)
     return chosen
 
 
-def _overlap(a: TextEdit, b: TextEdit) -> bool:
-    a_start, a_end = (a.span.line, a.span.column), (a.span.end_line, a.span.end_column)
-    b_start, b_end = (b.span.line, b.span.column), (b.span.end_line, b.span.end_column)
-    if a_start == a_end == b_start == b_end:
-        return True  # two inserts at one place: their order would be a guess
-    return a_start < b_end and b_start < a_end
+def apply_edits(text: str, edits: Sequence[TextEdit]) -> str:
+    """The text with non-overlapping edits applied (1-based lines and code-point columns,
+    as the analysis gives them). Line breaks in the new text become the text's own."""
+    lines = Lines(text)
+    newline = newline_of(text)
+    spans = []
+    for edit in edits:
+        span = edit.span
+        start = lines.offset_of(span.line - 1, span.column - 1)
+        end = lines.offset_of(span.end_line - 1, span.end_column - 1)
+        new_text = edit.new_text if newline == "\n" else edit.new_text.replace("\n", newline)
+        spans.append((start, end, new_text))
+    for start, end, new_text in sorted(spans, reverse=True):
+        text = text[:start] + new_text + text[end:]
+    return text
+
+
+def changes_only_edited_lines(old: str, new: str, edits: Sequence[TextEdit]) -> bool:
+    """Whether every line that differs between ``old`` and ``new`` is one an edit is on.
+
+    The lines are compared as ``gradguard.text`` splits them, the edits' lines are the
+    analysis's: an edit that would land on another line than the analysis meant (lines
+    counted differently) shows up here.
+    """
+    touched: set[int] = set()
+    for edit in edits:
+        touched.update(range(edit.span.line - 1, edit.span.end_line))
+    matcher = difflib.SequenceMatcher(None, split_lines(old), split_lines(new), autojunk=False)
+    for tag, first, last, _, _ in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        # An insert between two lines is made by an edit on the line it goes before or
+        # after (a new statement ends with a line break, or starts with one).
+        lines = range(first, last) if last > first else range(first - 1, first + 1)
+        if not any(line in touched for line in lines):
+            return False
+    return True
+
+
+class FixRefused(Exception):
+    """The fixed text would not parse, or would change lines no fix was on."""
+
+
+def apply_checked(text: str, edits: Sequence[TextEdit]) -> str:
+    """``apply_edits``, refused (``FixRefused``) unless the result parses and changed
+    only the lines the edits are on."""
+    body, bom = (text[1:], BOM) if text.startswith(BOM) else (text, "")
+    candidate = apply_edits(body, edits)
+    try:
+        parse(candidate)
+    except SourceError as error:
+        raise FixRefused(f"a fix would not parse ({error})") from None
+    if not changes_only_edited_lines(body, candidate, edits):
+        raise FixRefused("a fix would change a line it was not meant for")
+    return bom + candidate
+
+
+def apply_fix(text: str, fix: Fix) -> str | None:
+    """The text with one fix applied (a quick fix), or None if that is refused."""
+    try:
+        return apply_checked(text, fix.edits)
+    except FixRefused:
+        return None
 
 
 @dataclass(frozen=True)
@@ -68,28 +131,32 @@ class FixResult:
 def fix_text(source: str, selection: Selection | None = None) -> FixResult:
     """Apply every fix, re-analysing between rounds, until none is left to apply.
 
-    The result is left as the source was if a round would produce text that does not
-    parse: a fix must never leave a file broken.
+    The text is analysed alone (``analyze_source``), by ``check --fix`` and the server
+    alike. The result is left as the source was if a round is refused: a fix must never
+    leave a file broken, or touch a line it was not meant for.
     """
-    text = source
+
+    def analyse(text: str) -> list[Hazard]:
+        return analyze_source(text, selection)
+
+    bom = BOM if source.startswith(BOM) else ""
+    original = text = source[len(bom):]
     fixed = 0
-    hazards = analyze_source(text, selection)
+    hazards = analyse(text)
     for _ in range(MAX_ROUNDS):
-        fixes = [h.fix for h in hazards if h.fix is not None]
-        edits = combine(fixes)
+        edits = combine(h.fix for h in hazards if h.fix is not None)
         if not edits:
             break
-        candidate = apply_edits(text, edits)
         try:
-            parse(candidate)
-        except SourceError as error:
-            return FixResult(source, 0, analyze_source(source, selection),
-                             f"a fix would not parse ({error}); file left untouched")
+            candidate = apply_checked(text, edits)
+        except FixRefused as error:
+            return FixResult(source, 0, analyse(original), f"{error}; file left untouched")
         before = len(hazards)
         text = candidate
-        hazards = analyze_source(text, selection)
+        hazards = analyse(text)
         fixed += max(before - len(hazards), 0)
-    return FixResult(text, fixed, hazards)
+    return FixResult(bom + text, fixed, hazards)
 
 
-__all__ = ["FixResult", "apply_edits", "combine", "fix_text"]
+__all__ = ["FixRefused", "FixResult", "apply_checked", "apply_edits", "apply_fix",
+           "changes_only_edited_lines", "combine", "fix_text", "overlaps"]

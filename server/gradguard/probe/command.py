@@ -20,6 +20,7 @@ import os
 import sys
 from typing import Any
 
+from gradguard.config import load
 from gradguard.probe.config import ConfigError, load_config
 from gradguard.probe.runner import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, ProbeResult, run_probes
 from gradguard.probe.target import ProbeTarget, TargetError, parse_target
@@ -109,8 +110,13 @@ def run(args: argparse.Namespace) -> int:
     device = args.device or (config.device if config else None) or "cpu"
     results = run_probes(targets, timeout=timeout, cwd=root, memory_mb=memory or None,
                          device=device)
+    # [tool.gradguard] select/ignore/severity, as check and the server apply them.
+    project = load(root)
+    selection = project.selection()
     for result in results:
+        result.findings = [f for f in result.findings if selection.wants(f["code"])]
         for finding in result.findings:
+            finding["severity"] = project.severity_of(finding["code"], finding["severity"])
             _relativize(finding, cwd)
     if (args.format or "text") == "json":
         print(json.dumps([r.to_json() for r in results], indent=2, ensure_ascii=False))

@@ -17,6 +17,13 @@ import torch
 
 from gradguard.probe.sites import Point, Site, UserFiles, site, source_text
 from gradguard.probe.tracker import Clobber, Place, Saved, SilentWrite, StaleUnpack, Tracker
+from gradguard.rules import (
+    FORBIDDEN_VIEW_WRITTEN,
+    LEAF_WRITTEN_IN_PLACE,
+    PARAMETERS_UPDATED_BEFORE_BACKWARD,
+    SAVED_TENSOR_OVERWRITTEN,
+)
+from gradguard.rules import message as rule_message
 
 Finding = dict[str, Any]
 
@@ -25,14 +32,13 @@ Finding = dict[str, Any]
 # of a leaf message contains the leaf message.
 _FORWARD_ERRORS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (re.compile(r"view of a leaf Variable that requires grad is being used in an in-place"),
-     "GG003", "writes in place into a view of a leaf tensor that requires grad"),
+     FORBIDDEN_VIEW_WRITTEN, "probe.leaf"),
     (re.compile(r"is a view and is being modified inplace"),
-     "GG003", "writes in place into a view autograd forbids modifying (an output of "
-              "split/chunk/unbind or of a custom Function)"),
+     FORBIDDEN_VIEW_WRITTEN, "probe.multi"),
     (re.compile(r"view was created in no_grad mode and is being modified inplace"),
-     "GG003", "writes in place, with grad enabled, into a view made under no_grad"),
+     FORBIDDEN_VIEW_WRITTEN, "probe.nograd"),
     (re.compile(r"a leaf Variable that requires grad is being used in an in-place"),
-     "GG002", "writes in place into a leaf tensor that requires grad, outside no_grad"),
+     LEAF_WRITTEN_IN_PLACE, "probe"),
 )
 INPLACE_BACKWARD_ERROR = "modified by an inplace operation"
 
@@ -87,19 +93,21 @@ class Reporter:
         where = _line_ref(save_site, write_site)
         parameter = _parameter(write.tensor)
         if parameter is not None:
-            code = "GG004"
+            code = PARAMETERS_UPDATED_BEFORE_BACKWARD
             name = _parameter_name(parameter, self.tracker)
             what = f"parameter `{name}`" if name else "a leaf tensor that requires grad"
             actor = (f"`optimizer.step()` (`{write.op}`)" if write.in_optimizer
                      else f"`{write.op}`")
-            message = (f"{actor} updates {what} in place, but {saved_what} saved it{where} "
-                       f"for a backward that has not run yet ({versions})")
+            message = rule_message(code, "probe", actor=actor, what=what, saved=saved_what,
+                                   where=where, versions=versions)
         else:
-            code = "GG001"
+            code = SAVED_TENSOR_OVERWRITTEN
             view = (" (through a view of the same storage)"
                     if _is_view_of_other(write.tensor, saved.tensor) else "")
-            message = (f"`{write.op}`{_module_phrase(write.place, write_module)} overwrites "
-                       f"{saved_what}{view}, saved for backward{where} ({versions})")
+            message = rule_message(code, "probe", op=write.op,
+                                   module=_module_phrase(write.place, write_module),
+                                   saved=saved_what, view=view, where=where,
+                                   versions=versions)
         related = []
         if save_site is not None:
             related.append(_related(save_site, f"{saved_what} saved here for backward "
@@ -157,21 +165,20 @@ class Reporter:
         if write_site is None or save_site is None:
             return
         saved_what = _saved_description(saved, _module_phrase(saved.place, save_module))
-        message = (f"`{write.op}`{_module_phrase(write.place, write_module)} writes into "
-                   f"{saved_what}, saved for backward{_line_ref(save_site, write_site)}, "
-                   "through `.data` or another alias autograd does not track: backward "
-                   "then used the new values without an error")
+        code = SAVED_TENSOR_OVERWRITTEN
+        message = rule_message(code, "probe.silent", op=write.op,
+                               module=_module_phrase(write.place, write_module),
+                               saved=saved_what, where=_line_ref(save_site, write_site))
         if event.difference is not None:
             # Recomputed in the child with the old values: a fact, hence an error.
             severity = "error"
-            message += (", so its gradients are silently wrong (confirmed: recomputed "
-                        f"without the write, they differ by up to {event.difference:.3g})")
+            message += rule_message(code, "probe.silent.confirmed",
+                                    difference=event.difference)
         else:
             severity = "warning"
-            message += (", so its gradients are probably wrong (not confirmed: the probe "
-                        "could not recompute them without the write)")
+            message += rule_message(code, "probe.silent.unconfirmed")
         related = [_related(save_site, f"{saved_what} saved here for backward")]
-        index = self._add(("GG001", write_site.path, write_site.line, "silent"), "GG001",
+        index = self._add((code, write_site.path, write_site.line, "silent"), code,
                           write_site, message, related, severity)
         self._confirmed.add(index)
 
@@ -182,11 +189,10 @@ class Reporter:
             if save_site is None:
                 return
             what = _saved_description(saved, _module_phrase(saved.place, save_module))
-            message = (f"{what} was modified in place before backward used it, by a write "
-                       "the probe did not see (no dispatch: a C extension, or another "
-                       "mode); autograd's check failed")
-            saved.finding = self._add(("GG001", save_site.path, save_site.line, "stale"),
-                                      "GG001", save_site, message, [])
+            code = SAVED_TENSOR_OVERWRITTEN
+            message = rule_message(code, "probe.stale", saved=what)
+            saved.finding = self._add((code, save_site.path, save_site.line, "stale"),
+                                      code, save_site, message, [])
         finding = self.findings.get(saved.finding)
         if finding is not None and finding["torch_error"] is None:
             finding["torch_error"] = event.message
@@ -202,13 +208,13 @@ class Reporter:
             return False
         if INPLACE_BACKWARD_ERROR in text:
             return any(f["torch_error"] is not None for f in self.findings.values())
-        for pattern, code, what in _FORWARD_ERRORS:
+        for pattern, code, kind in _FORWARD_ERRORS:
             if pattern.search(text):
                 where = self.user_files.innermost_in_traceback(error.__traceback__)
                 if where is None:
                     return False
                 at = site(where)
-                message = f"`{source_text(at)}` {what}; autograd refused it"
+                message = rule_message(code, kind, op=source_text(at))
                 index = self._add((code, at.path, at.line, None), code, at, message, [])
                 finding = self.findings[index]
                 if finding["torch_error"] is None:

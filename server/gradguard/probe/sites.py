@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import linecache
 import os
-import sys
 import sysconfig
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -96,11 +95,6 @@ class UserFiles:
 
 def point(frame: FrameType) -> Point:
     return Point(frame.f_code, frame.f_lasti, frame.f_lineno)
-
-
-def caller_point(user_files: UserFiles, depth: int = 1) -> Point | None:
-    frame = user_files.innermost(sys._getframe(depth + 1))
-    return None if frame is None else point(frame)
 
 
 _POSITIONS: dict[CodeType, list[tuple[int | None, int | None, int | None, int | None]]] = {}

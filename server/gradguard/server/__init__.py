@@ -1,7 +1,13 @@
 """The language server: a thin LSP layer over ``gradguard.analysis`` (pygls 2.x).
 
-``main`` starts it; ``protocol`` holds the state between messages and ``handlers`` the
-messages; ``documents``/``notebooks`` the open texts; ``scheduler`` when analyses run;
-``diagnostics`` and ``actions`` what the client is sent; ``positions`` the column units;
-``settings`` the configuration.
+- ``main`` starts it; ``language_server`` holds the state between messages (the units,
+  how results reach the client); ``handlers`` answers the messages; ``lsp_protocol``
+  adds what pygls's protocol class does not do (a command's params, cancellation).
+- ``documents`` and ``notebooks``: the open texts; ``positions``: client positions;
+  ``uris``: document URIs to paths.
+- ``scheduler``: when analyses run; ``collector``: when the cyclic collector does.
+- ``diagnostics`` and ``actions``: what the client is sent (fixes through
+  ``gradguard.fixes``); ``settings``: the configuration.
+- ``probe_jobs``, ``probe_targets``, ``probe_marks``: running the torch probe, what it
+  runs, and its findings kept on the lines they were found on.
 """

@@ -16,12 +16,16 @@ from typing import Any
 
 from lsprotocol import types
 
-from gradguard.analysis.blocks import common_prefix, split_blocks
-from gradguard.analysis.rules import RULES
+from gradguard.analysis.blocks import split_blocks
+from gradguard.analysis.hazard import Fix, Span, TextEdit
 from gradguard.analysis.suppression import suppression_comment
+from gradguard.analysis.syntax import SourceError
+from gradguard.fixes.apply import apply_fix, fix_text, overlaps
+from gradguard.rules import RULES
 from gradguard.server.diagnostics import SOURCE
-from gradguard.server.documents import Outcome, Unit
+from gradguard.server.documents import Outcome, TextUnit, Unit
 from gradguard.server.positions import Encoding, LineIndex
+from gradguard.text import common_prefix, minimal_change
 
 QUICKFIX = types.CodeActionKind.QuickFix.value
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.gradguard"
@@ -47,11 +51,8 @@ class Edit:
             types.Range(types.Position(*self.start), types.Position(*self.end)), self.new_text)
 
     def overlaps(self, other: Edit) -> bool:
-        if self.uri != other.uri:
-            return False
-        if self.start == self.end and other.start == other.end:
-            return self.start == other.start  # two inserts at one point: order unclear
-        return self.start < other.end and other.start < self.end
+        return self.uri == other.uri and overlaps((self.start, self.end),
+                                                  (other.start, other.end))
 
 
 def _edits(fix: Any, default_uri: str) -> list[Edit] | None:
@@ -65,7 +66,14 @@ def _edits(fix: Any, default_uri: str) -> list[Edit] | None:
 
 
 class ActionBuilder:
-    """Builds the actions of one request against one unit's current state."""
+    """Builds the actions of one request against one unit's current state.
+
+    In a plain document, fixes go through the fix engine (``gradguard.fixes.apply``), as
+    ``gradguard check --fix`` does: a quick fix is applied and checked there, fix-all is
+    the engine's multi-round result for the document, and either is sent as one minimal
+    edit. The text and version are taken when the builder is made, so the actions can be
+    built off the event loop.
+    """
 
     def __init__(self, unit: Unit, uri: str, encoding: Encoding,
                  document_changes: bool) -> None:
@@ -73,19 +81,28 @@ class ActionBuilder:
         self.uri = uri
         self.encoding = encoding
         self.document_changes = document_changes
+        self.version = unit.version
+        self.generation = unit.generation
+        buffer = unit.buffer(uri)
+        self.versions = {uri: None if buffer is None else buffer.version}
+        # The document's whole program is this buffer's text (not a notebook cell).
+        self.whole = isinstance(unit, TextUnit) and buffer is not None
+        self.index = LineIndex(buffer.text if buffer is not None else "")
+        self.selection = unit.settings.selection
 
     def workspace_edit(self, edits: Iterable[Edit]) -> types.WorkspaceEdit | None:
         by_uri: dict[str, list[Edit]] = {}
         for edit in edits:
             by_uri.setdefault(edit.uri, []).append(edit)
         for uri in by_uri:
-            if self.unit.buffer(uri) is None:
+            buffer = self.unit.buffer(uri)
+            if buffer is None:
                 return None  # a fix into a document this unit no longer has
+            self.versions.setdefault(uri, buffer.version)
         if self.document_changes:
             return types.WorkspaceEdit(document_changes=[
                 types.TextDocumentEdit(
-                    types.OptionalVersionedTextDocumentIdentifier(
-                        uri, self.unit.buffer(uri).version),  # type: ignore[union-attr]
+                    types.OptionalVersionedTextDocumentIdentifier(uri, self.versions[uri]),
                     [e.lsp() for e in sorted(items, key=lambda e: (e.start, e.end))])
                 for uri, items in by_uri.items()])
         return types.WorkspaceEdit(changes={
@@ -106,9 +123,36 @@ class ActionBuilder:
                         diagnostic.range, diagnostic.code, diagnostic.message):
                     data = known.data
                     break
-        if not isinstance(data, dict) or data.get("version") != self.unit.version:
+        if not isinstance(data, dict) or data.get("version") != self.version:
             return None
         return data
+
+    def _change(self, new_text: str) -> Edit | None:
+        """The one edit that turns the document's text into ``new_text`` (None: same)."""
+        old = self.index.text
+        if new_text == old:
+            return None
+        start, end, replacement = minimal_change(old, new_text)
+        first = self.index.position_at(start, self.encoding)
+        last = self.index.position_at(end, self.encoding)
+        return Edit(self.uri, (first.line, first.character), (last.line, last.character),
+                    replacement)
+
+    def _engine_fix(self, edits: list[Edit]) -> list[Edit] | None:
+        """A quick fix's edits applied by the fix engine, as one edit (None: refused)."""
+        spans = []
+        for edit in edits:
+            start = self.index.offset(types.Position(*edit.start), self.encoding)
+            end = self.index.offset(types.Position(*edit.end), self.encoding)
+            (line, column), (end_line, end_column) = (self.index.line_column(start),
+                                                      self.index.line_column(end))
+            spans.append(TextEdit(Span(line + 1, column + 1, end_line + 1, end_column + 1),
+                                  edit.new_text))
+        fixed = apply_fix(self.index.text, Fix("", tuple(spans)))
+        if fixed is None:
+            return None
+        change = self._change(fixed)
+        return [change] if change is not None else None
 
     def quick_fix(self, diagnostic: types.Diagnostic,
                   data: dict[str, Any]) -> types.CodeAction | None:
@@ -116,6 +160,10 @@ class ActionBuilder:
         edits = _edits(fix, self.uri) if isinstance(fix, dict) else None
         if not edits:
             return None
+        if self.whole and all(e.uri == self.uri for e in edits):
+            edits = self._engine_fix(edits)
+            if not edits:
+                return None
         edit = self.workspace_edit(edits)
         if edit is None:
             return None
@@ -132,7 +180,7 @@ class ActionBuilder:
         lines = data.get("lines")
         if not isinstance(lines, list):
             return None
-        index = buffer.index
+        index = self.index
         for line in dict.fromkeys(n for n in lines if isinstance(n, int)):
             if 0 <= line < index.line_count and comment_fits(index, line):
                 old = index.line(line)
@@ -149,14 +197,50 @@ class ActionBuilder:
         return None
 
     def fix_all(self, outcome: Outcome) -> types.CodeAction | None:
-        """Every fix of the document as one edit; a fix that overlaps one already taken is
-        left for the next round (after re-analysis it is offered again)."""
+        """Every fix of the document as one edit.
+
+        In a plain document this is the fix engine's result, the same text ``gradguard
+        check --fix`` writes (rounds of fixes and re-analysis, each checked to parse),
+        sent as one minimal edit. In a notebook, each cell's fixes of this analysis, a
+        fix that overlaps one already taken left for the next round.
+        """
+        fixable = [d for d in outcome.diagnostics.get(self.uri, [])
+                   if isinstance(d.data, dict) and isinstance(d.data.get("fix"), dict)]
+        if not fixable:
+            return None
+        if self.whole:
+            change = self._change(self._fixed_text())
+            taken = [change] if change is not None else []
+        else:
+            taken, fixable = self._one_round(fixable)
+        if not taken:
+            return None
+        edit = self.workspace_edit(taken)
+        if edit is None:
+            return None
+        return types.CodeAction(title="GradGuard: fix all autograd hazards", kind=FIX_ALL,
+                                diagnostics=fixable, edit=edit)
+
+    def _fixed_text(self) -> str:
+        """The engine's fix-all of the document, kept for its version and settings (a
+        client asks for code actions at every move of the cursor)."""
+        key = (self.version, self.generation)
+        known = self.unit.fixed_all
+        if known is not None and known[0] == key:
+            return known[1]
+        try:
+            fixed = fix_text(self.index.text, self.selection).text
+        except SourceError:  # a block is being typed: nothing can be checked to parse
+            fixed = self.index.text
+        self.unit.fixed_all = (key, fixed)
+        return fixed
+
+    def _one_round(self, diagnostics: list[types.Diagnostic]
+                   ) -> tuple[list[Edit], list[types.Diagnostic]]:
         taken: list[Edit] = []
         fixed: list[types.Diagnostic] = []
-        for diagnostic in outcome.diagnostics.get(self.uri, []):
-            data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
-            fix = data.get("fix")
-            edits = _edits(fix, self.uri) if isinstance(fix, dict) else None
+        for diagnostic in diagnostics:
+            edits = _edits(diagnostic.data["fix"], self.uri)  # type: ignore[index]
             if not edits:
                 continue
             new = [e for e in edits if e not in taken]
@@ -164,13 +248,7 @@ class ActionBuilder:
                 continue
             taken.extend(new)
             fixed.append(diagnostic)
-        if not taken:
-            return None
-        edit = self.workspace_edit(taken)
-        if edit is None:
-            return None
-        return types.CodeAction(title="GradGuard: fix all autograd hazards", kind=FIX_ALL,
-                                diagnostics=fixed, edit=edit)
+        return taken, fixed
 
 
 def comment_fits(index: LineIndex, line: int) -> bool:

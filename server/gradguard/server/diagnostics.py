@@ -26,13 +26,13 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from gradguard.analysis.hazard import Hazard, Severity, Span
+from gradguard.analysis.hazard import Hazard, Span
 from gradguard.analysis.incremental import IncrementalDocument
-from gradguard.analysis.rules import RULES
+from gradguard.config import SYNTAX_CODE
+from gradguard.rules import RULES, Severity
 from gradguard.server.documents import Outcome, Snapshot, Target
 from gradguard.server.positions import LineIndex
 from gradguard.server.probe_marks import PlacedMark
-from gradguard.server.settings import SYNTAX_CODE
 
 SOURCE = "gradguard"
 PROBE_SOURCE = "gradguard-probe"
@@ -274,7 +274,9 @@ def build_outcome(snapshot: Snapshot, hazards: Iterable[Hazard],
     for item in made:
         if item is not None:
             per_target.setdefault(item[0], []).append(item[1])
-    _merge_probe(per_target, [d for m in probe if (d := _probe_diagnostic(m, context))])
+    wanted = context.snapshot.settings.selection  # the probe's findings too
+    _merge_probe(per_target, [d for m in probe if wanted.wants(m.mark.code)
+                              and (d := _probe_diagnostic(m, context))])
     for diagnostics in per_target.values():
         diagnostics.sort(key=lambda d: (d.range.start.line, d.range.start.character,
                                         str(d.code)))

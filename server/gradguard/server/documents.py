@@ -114,6 +114,8 @@ class Unit:
     closed: bool = False
     waiters: list[asyncio.Future[None]] = field(default_factory=list)
     probe: tuple[ProbeMark, ...] = ()
+    # The fix engine's fix-all of the unit's text, for one (version, generation).
+    fixed_all: tuple[tuple[int, int], str] | None = None
 
     @property
     def version(self) -> int:

@@ -20,8 +20,9 @@ from gradguard.probe.config import ConfigError
 from gradguard.server import probe_jobs
 from gradguard.server.actions import FIX_ALL, KINDS, ActionBuilder, code_actions, wanted
 from gradguard.server.documents import TextUnit
+from gradguard.server.language_server import ClientFeatures, GradGuardServer
 from gradguard.server.probe_targets import probe_lenses
-from gradguard.server.protocol import ClientFeatures, GradGuardServer, path_of
+from gradguard.server.uris import path_of
 
 logger = logging.getLogger(__name__)
 
@@ -204,7 +205,8 @@ def register(server: GradGuardServer) -> None:
             except asyncio.TimeoutError:
                 return None
         builder = ActionBuilder(unit, uri, ls.encoding, ls.features.document_changes)
-        return code_actions(builder, params, outcome) or None
+        # Fix-all runs the fix engine (analyses of the whole text): off the event loop.
+        return await asyncio.to_thread(code_actions, builder, params, outcome) or None
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: GradGuardServer, params: None) -> None:

@@ -9,7 +9,7 @@ import sys
 from gradguard.probe import reaper
 from gradguard.runtime import fewer_collections
 from gradguard.server.handlers import register
-from gradguard.server.protocol import GradGuardServer
+from gradguard.server.language_server import GradGuardServer
 
 
 def create_server() -> GradGuardServer:

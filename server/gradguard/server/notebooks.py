@@ -55,9 +55,6 @@ class NotebookUnit(Unit):
     def buffer(self, uri: str) -> TextBuffer | None:
         return self.cells.get(uri)
 
-    def all_uris(self) -> list[str]:
-        return list(self.order)
-
     def open(self, params: types.DidOpenNotebookDocumentParams) -> None:
         notebook = params.notebook_document
         self.notebook_version = notebook.version

@@ -3,28 +3,27 @@
 The analysis counts lines from 1 and columns from 1 in Unicode code points. An LSP client
 counts both from 0, and columns in the encoding negotiated at ``initialize``: UTF-16 code
 units by default (an emoji is 2, a CJK character 1), UTF-8 bytes (a CJK character is 3,
-an emoji 4) or UTF-32 (code points). A tab is one unit in all three.
-
-Lines end at ``\\n``, ``\\r\\n`` or ``\\r`` and nowhere else. ``str.splitlines`` also
-breaks at form feeds, ``\\x1c``-``\\x1e``, ``\\x85``, U+2028 and U+2029, which no editor
-and not Python's tokenizer count as line ends, so it is never used on document text here.
+an emoji 4) or UTF-32 (code points). A tab is one unit in all three. Lines are split,
+and units counted, by ``gradguard.text``; this module only speaks the LSP's types.
 """
 
 from __future__ import annotations
 
-import bisect
-import itertools
-import operator
-import re
-from typing import Literal
-
 from lsprotocol import types
 
 from gradguard.analysis.hazard import Span
+from gradguard.text import (
+    Encoding,
+    Lines,
+    client_lines,
+    column_from_units,
+    line_break_length,
+    split_lines,
+    units,
+)
 
-Encoding = Literal["utf-8", "utf-16", "utf-32"]
-
-LINE_BREAK = re.compile(r"\r\n|\r|\n")
+__all__ = ["Encoding", "LineIndex", "apply_change", "column_from_units", "encoding_of",
+           "split_lines", "units"]
 
 
 def encoding_of(kind: str | None) -> Encoding:
@@ -34,91 +33,8 @@ def encoding_of(kind: str | None) -> Encoding:
     return "utf-16"
 
 
-def split_lines(text: str) -> list[str]:
-    """The lines of ``text`` without their line breaks, as an LSP client numbers them.
-
-    ``"a\\nb\\n"`` has three lines (the last one empty): position (2, 0) is valid.
-    """
-    return LINE_BREAK.split(text)
-
-
-def units(text: str, encoding: Encoding) -> int:
-    """How many code units of ``encoding`` ``text`` takes."""
-    if encoding == "utf-32" or text.isascii():
-        return len(text)
-    if encoding == "utf-16":
-        return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
-    # A lone surrogate (JSON allows "\\ud83d") takes 3 bytes, as WTF-8 would encode it.
-    return len(text.encode("utf-8", "surrogatepass"))
-
-
-def _char_units(char: str, encoding: Encoding) -> int:
-    point = ord(char)
-    if encoding == "utf-16":
-        return 2 if point > 0xFFFF else 1
-    if encoding == "utf-8":
-        return 1 if point < 0x80 else 2 if point < 0x800 else 3 if point < 0x10000 else 4
-    return 1
-
-
-def column_from_units(line: str, count: int, encoding: Encoding) -> int:
-    """The code-point column of the position ``count`` units into ``line``.
-
-    A count past the end of the line means its end (as the LSP says); a count that falls
-    inside a character (half of a surrogate pair) rounds down to that character's start.
-    """
-    if count <= 0:
-        return 0
-    if encoding == "utf-32" or line.isascii():
-        return min(count, len(line))
-    used = 0
-    for column, char in enumerate(line):
-        used += _char_units(char, encoding)
-        if used > count:
-            return column
-        if used == count:
-            return column + 1
-    return len(line)
-
-
-class LineIndex:
-    """Line starts of one text, to turn offsets, spans and client positions into each other.
-
-    Building one takes about a millisecond for 7,000 lines; converting a position looks
-    at one line only.
-    """
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        # Rebuilt on every keystroke, so the common case ("\n" only) is done with C-level
-        # iterators: ten times faster than a regex over a 300 kB file.
-        self._lf_only = "\r" not in text
-        if self._lf_only:
-            lengths = map(len, text.split("\n")[:-1])
-            self.starts: list[int] = [0, *map(operator.add, itertools.accumulate(lengths),
-                                              itertools.count(1))]
-            self._ends: list[int] = []
-        else:
-            self.starts = [0]
-            self._ends = []
-            for match in LINE_BREAK.finditer(text):
-                self._ends.append(match.start())
-                self.starts.append(match.end())
-            self._ends.append(len(text))
-
-    def end(self, number: int) -> int:
-        """Where the text of 0-based line ``number`` ends (its line break starts)."""
-        if not self._lf_only:
-            return self._ends[number]
-        return self.starts[number + 1] - 1 if number + 1 < len(self.starts) else len(self.text)
-
-    @property
-    def line_count(self) -> int:
-        return len(self.starts)
-
-    def line(self, number: int) -> str:
-        """The text of 0-based line ``number``, without its line break."""
-        return self.text[self.starts[number]: self.end(number)]
+class LineIndex(Lines):
+    """The lines of one text, to turn offsets, spans and client positions into each other."""
 
     def offset(self, position: types.Position, encoding: Encoding) -> int:
         """The code-point offset into the text of a client position (clamped into it)."""
@@ -136,10 +52,7 @@ class LineIndex:
 
     def position_at(self, offset: int, encoding: Encoding) -> types.Position:
         """The client position of a code-point offset into the text."""
-        offset = max(0, min(offset, len(self.text)))
-        line = bisect.bisect_right(self.starts, offset) - 1
-        # An offset between "\r" and "\n" belongs to the end of the line.
-        column = min(offset, self.end(line)) - self.starts[line]
+        line, column = self.line_column(offset)
         start = self.starts[line]
         return types.Position(line, units(self.text[start: start + column], encoding))
 
@@ -187,26 +100,6 @@ def apply_change(text: str, index: LineIndex, change: types.TextDocumentContentC
     return change.text
 
 
-def _line_end_length(line: str) -> int:
-    if line.endswith("\r\n"):
-        return 2
-    return 1 if line.endswith(("\r", "\n")) else 0
-
-
-def lines_with_ends(text: str) -> list[str]:
-    """The lines of ``text`` as an LSP client numbers them, each with its line break:
-    they join back to ``text``, and a text ending in a break has a last, empty line."""
-    if "\r" not in text:
-        parts = text.split("\n")
-        return [part + "\n" for part in parts[:-1]] + [parts[-1]]
-    lines, start = [], 0
-    for match in LINE_BREAK.finditer(text):
-        lines.append(text[start:match.end()])
-        start = match.end()
-    lines.append(text[start:])
-    return lines
-
-
 class EditableLines:
     """A document as a list of lines, for ``didChange``: an edit rewrites the lines it
     touches (and moves the list's pointers), where rebuilding the text and its line
@@ -214,7 +107,7 @@ class EditableLines:
     to a 10,000-line file is applied in milliseconds; the text is joined when read."""
 
     def __init__(self, text: str) -> None:
-        self._lines = lines_with_ends(text)
+        self._lines = client_lines(text)
         self._text: str | None = text
 
     @property
@@ -230,9 +123,9 @@ class EditableLines:
         lines = self._lines
         if position.line >= len(lines):
             last = lines[-1]
-            return len(lines) - 1, len(last) - _line_end_length(last)
+            return len(lines) - 1, len(last) - line_break_length(last)
         line = lines[position.line]
-        content = line[:len(line) - _line_end_length(line)]
+        content = line[:len(line) - line_break_length(line)]
         return position.line, column_from_units(content, position.character, encoding)
 
     def apply(self, change: types.TextDocumentContentChangeEvent, encoding: Encoding) -> None:
@@ -247,7 +140,7 @@ class EditableLines:
         if first > 0 and joined.startswith("\n") and lines[first - 1].endswith("\r"):
             first -= 1  # "\r" + "\n": the two lines become one line break
             joined = lines[first] + joined
-        replacement = lines_with_ends(joined)
+        replacement = client_lines(joined)
         if replacement[-1] == "" and last + 1 < len(lines):
             replacement.pop()  # the line after the edit goes on from its break
         lines[first:last + 1] = replacement

@@ -24,18 +24,19 @@ import itertools
 import logging
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from lsprotocol import types
+from pygls.progress import Progress
 
 from gradguard.probe import ProbeConfig, ProbeResult, TargetError, load_config, run_probe_async
 from gradguard.probe.config import ConfigError
 from gradguard.probe.runner import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
+from gradguard.server.documents import Unit
 from gradguard.server.probe_marks import ProbeStore, marks_of
 from gradguard.server.probe_targets import targets_for
-
-if TYPE_CHECKING:
-    from gradguard.server.protocol import GradGuardServer
+from gradguard.server.settings import Settings
+from gradguard.server.uris import path_of
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +79,27 @@ def summary(results: list[ProbeResult]) -> str:
     return "; ".join(parts)
 
 
+class ProbeHost(Protocol):
+    """What the probe jobs need of the server, and no more (the server is one)."""
+
+    @property
+    def work_done_progress(self) -> Progress: ...
+
+    def unit_for(self, uri: str) -> Unit | None: ...
+
+    def settings_for(self, path: str | None) -> Settings: ...
+
+    def folder_of(self, path: str) -> str | None: ...
+
+    def on_cancel(self, msg_id: int | str, listener: Callable[[], None] | None) -> None: ...
+
+    def shows_progress(self) -> bool: ...
+
+    def warn(self, message: str) -> None: ...
+
+    def probe_marks_changed(self, paths: set[str]) -> None: ...
+
+
 class BadArguments(ValueError):
     """The command was called with arguments it does not take."""
 
@@ -85,7 +107,7 @@ class BadArguments(ValueError):
 class _Progress:
     """Work-done progress on one token, or nothing when there is none."""
 
-    def __init__(self, server: GradGuardServer, token: types.ProgressToken | None) -> None:
+    def __init__(self, server: ProbeHost, token: types.ProgressToken | None) -> None:
         self.server = server
         self.token = token
 
@@ -116,7 +138,7 @@ class _Progress:
 class ProbeJobs:
     """The probes of one server: who may run them, which are running, what they found."""
 
-    def __init__(self, server: GradGuardServer) -> None:
+    def __init__(self, server: ProbeHost) -> None:
         self.server = server
         self.trusted = False
         self.store = ProbeStore()
@@ -161,8 +183,6 @@ class ProbeJobs:
 
     async def probe(self, uri: str, name: str | None, token: types.ProgressToken | None,
                     msg_id: int | str | None, announce: bool) -> dict[str, Any]:
-        from gradguard.server.protocol import path_of
-
         path = path_of(uri)
         if not self.trusted:
             return self._refuse(uri, UNTRUSTED, announce)
@@ -195,7 +215,7 @@ class ProbeJobs:
         progress = _Progress(self.server, None)
         try:
             if msg_id is not None:
-                self.server.requests.cancel_listeners[msg_id] = stop
+                self.server.on_cancel(msg_id, stop)
             progress = _Progress(self.server, token if token is not None
                                  else await self._server_token())
             progress.begin("GradGuard probe", f"starting {os.path.basename(path)}",
@@ -209,7 +229,7 @@ class ProbeJobs:
             if self.running.get(path) is task:
                 del self.running[path]
             if msg_id is not None:
-                self.server.requests.cancel_listeners.pop(msg_id, None)
+                self.server.on_cancel(msg_id, None)
         message = "cancelled" if cancelled else summary(results)
         progress.end(message)
         if not cancelled:
@@ -223,12 +243,12 @@ class ProbeJobs:
 
     async def _run(self, target: Any, path: str, config: ProbeConfig | None,
                    progress: _Progress) -> ProbeResult:
-        settings = self.server.resolver.resolve(path)
+        settings = self.server.settings_for(path)
         timeout = settings.probe_timeout or (config.timeout if config else None) \
             or DEFAULT_TIMEOUT
         memory = config.memory_mb if config and config.memory_mb is not None \
             else DEFAULT_MEMORY_MB
-        cwd = config.root if config else (self.server.resolver.folder_of(path)
+        cwd = config.root if config else (self.server.folder_of(path)
                                           or os.path.dirname(path))
         found = 0
 
@@ -251,8 +271,7 @@ class ProbeJobs:
 
     async def _server_token(self) -> types.ProgressToken | None:
         """A progress token of the server's own, if the client can show one."""
-        window = self.server.client_capabilities.window
-        if window is None or not window.work_done_progress:
+        if not self.server.shows_progress():
             return None
         token = f"gradguard-probe-{os.getpid()}-{next(self._tokens)}"
         try:
@@ -277,8 +296,7 @@ class ProbeJobs:
 
     def _refuse(self, uri: str, message: str, announce: bool) -> dict[str, Any]:
         if announce:
-            self.server.window_show_message(types.ShowMessageParams(
-                types.MessageType.Warning, message))
+            self.server.warn(message)
         logger.info("probe of %s refused: %s", uri, message)
         return {"target": uri, "status": "refused", "message": message, "findings": [],
                 "error": message}

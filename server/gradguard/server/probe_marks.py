@@ -22,10 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gradguard.analysis.blocks import BlockText, split_blocks
-from gradguard.analysis.hazard import Severity, Span
-from gradguard.analysis.rules import RULES
-
-_SEVERITIES = ("error", "warning", "information", "hint")
+from gradguard.analysis.hazard import Span
+from gradguard.rules import RULES, SEVERITIES, Severity
+from gradguard.text import source_lines
 
 
 class BlockLike(Protocol):
@@ -77,8 +76,8 @@ class LineMap:
     def __init__(self, before: str, blocks: Sequence[BlockLike]) -> None:
         now: list[str] = []
         for block in sorted(blocks, key=lambda b: b.start_line):
-            now.extend(block.text.splitlines())
-        matcher = difflib.SequenceMatcher(None, before.splitlines(), now, autojunk=False)
+            now.extend(source_lines(block.text))
+        matcher = difflib.SequenceMatcher(None, source_lines(before), now, autojunk=False)
         self._opcodes = matcher.get_opcodes()
 
     def line(self, old: int) -> tuple[int, bool] | None:
@@ -257,7 +256,7 @@ def marks_of(target: str, findings: Iterable[Mapping[str, Any]],
         message, refs = _template(str(finding.get("message", "")), related)
         marks.append(ProbeMark(
             target, path, code,
-            severity if severity in _SEVERITIES else "error",  # type: ignore[arg-type]
+            severity if severity in SEVERITIES else "error",  # type: ignore[arg-type]
             message, anchor, column, end_line - line, end_column,
             tuple(related), str(torch_error) if torch_error else None, refs))
     return marks

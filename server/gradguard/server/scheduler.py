@@ -24,6 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from gradguard.analysis.report import not_analysed
+from gradguard.rules import FILE_NOT_ANALYSED, RULES
 from gradguard.server import collector
 from gradguard.server.diagnostics import build_outcome, empty_outcome, syntax_problems
 from gradguard.server.documents import Outcome, Snapshot, Unit
@@ -136,8 +137,8 @@ class Scheduler:
             # half-updated: start it afresh next time.
             logger.exception("analysing %s (version %s) failed", unit.key, snapshot.version)
             unit.analysis = unit.fresh_analysis(settings.incremental)
-            reason = (f"GradGuard's analysis failed ({type(error).__name__}: {error}); "
-                      "please report it")
+            reason = RULES[FILE_NOT_ANALYSED].message(
+                "crash", error=f"{type(error).__name__}: {error}")
             return build_outcome(snapshot, [not_analysed(reason)], [])
         finally:
             collector.after_analysis()

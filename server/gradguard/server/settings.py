@@ -4,7 +4,8 @@ A document's settings are layered, later layers overriding the keys they set:
 
 1. the defaults below;
 2. ``[tool.gradguard]`` of the nearest ``pyproject.toml`` above the document that has
-   such a table (so a monorepo's sub-projects can differ, as with ruff);
+   such a table (so a monorepo's sub-projects can differ, as with ruff), read by
+   ``gradguard.config`` as ``check`` and ``probe`` read it;
 3. the client's ``initializationOptions``;
 4. the client's settings for the document's workspace folder: asked for with
    ``workspace/configuration`` (section ``gradguard``, the folder as ``scopeUri``) when
@@ -19,8 +20,8 @@ hold only if a tensor of unknown origin requires grad, as ``gradguard check
 ``debounceMs`` and ``incremental`` (``false`` re-analyses the whole file on every edit,
 for comparisons). ``probe`` takes ``onSave`` (run the torch probe on the file at each
 save; only in a workspace the client says is trusted) and ``timeout`` (seconds per
-probe target); in pyproject.toml the same table also holds the probe's entries, which
-``gradguard.probe.config`` reads. A bad value is reported and skipped, never fatal.
+probe target); in pyproject.toml the same table also holds the probe's entries. A bad
+value is reported and skipped, never fatal.
 
 ``select`` replaces what a lower layer selected; ``ignore`` adds to what lower layers
 ignore (an editor that always sends ``ignore: []`` must not undo the project's), as do
@@ -32,27 +33,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
 
-from gradguard.analysis import Selection
-from gradguard.analysis.hazard import Severity
-from gradguard.analysis.rules import RULES
+from gradguard.config import SYNTAX_CODE, ProjectConfig, Selection, load, rule_codes, severities
+from gradguard.rules import Severity
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10 reads pyproject.toml only if tomli is installed
-    try:
-        import tomli as tomllib
-    except ImportError:
-        tomllib = None
-
-SEVERITIES: tuple[Severity, ...] = ("error", "warning", "information", "hint")
-# Diagnostics for blocks that do not parse use this code; it takes a severity too.
-SYNTAX_CODE = "syntax"
 DEFAULT_DEBOUNCE_MS = 75
 # Keys of the same settings object that other parts read (the VS Code client's workspace
 # trust, which the server takes from initializationOptions and gradguard/trustChanged
@@ -140,18 +128,6 @@ class Settings:
 Layer = dict[str, Any]
 
 
-def _codes(value: Any, key: str, problems: list[str]) -> frozenset[str] | None:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        problems.append(f"`{key}` must be a list of rule codes, got {value!r}")
-        return None
-    codes = {v.strip().upper() for v in value if v.strip()}
-    known = [c for c in codes if c == SYNTAX_CODE.upper()
-             or any(rule.startswith(c) for rule in RULES)]
-    for code in sorted(codes - set(known)):
-        problems.append(f"`{key}`: unknown rule code {code!r} (known: {', '.join(RULES)})")
-    return frozenset(SYNTAX_CODE if c == SYNTAX_CODE.upper() else c for c in known)
-
-
 def parse_layer(raw: Any, root: str | None, origin: str, problems: list[str]) -> Layer:
     """Check one source of settings; ``root`` is the folder its exclude globs start at."""
     layer: Layer = {}
@@ -163,11 +139,11 @@ def parse_layer(raw: Any, root: str | None, origin: str, problems: list[str]) ->
     local: list[str] = []
     for key, value in raw.items():
         if key in ("select", "ignore"):
-            codes = _codes(value, key, local)
+            codes = rule_codes(value, key, local)
             if codes is not None:
                 layer[key] = codes
         elif key == "severity":
-            layer["severity"] = _severities(value, local)
+            layer["severity"] = severities(value, local)
         elif key == "exclude":
             if isinstance(value, list) and all(isinstance(v, str) for v in value):
                 if root is None:
@@ -217,26 +193,6 @@ def _probe_settings(value: Any, problems: list[str]) -> Layer:
     return layer
 
 
-def _severities(value: Any, problems: list[str]) -> dict[str, Severity]:
-    if not isinstance(value, Mapping):
-        problems.append(f"`severity` must be a table from rule code to severity, got {value!r}")
-        return {}
-    chosen: dict[str, Severity] = {}
-    for code, level in value.items():
-        code = str(code).strip()
-        code = SYNTAX_CODE if code.lower() == SYNTAX_CODE else code.upper()
-        if code != SYNTAX_CODE and code not in RULES:
-            problems.append(f"`severity`: unknown rule code {code!r}")
-        elif level == "info":
-            chosen[code] = "information"
-        elif level in SEVERITIES:
-            chosen[code] = level
-        else:
-            problems.append(f"`severity.{code}`: {level!r} is not one of "
-                            f"{', '.join(SEVERITIES)}")
-    return chosen
-
-
 def merge(base: Settings, layer: Layer) -> Settings:
     changes = dict(layer)
     if "ignore" in changes:
@@ -255,12 +211,6 @@ def client_section(raw: Any) -> Any:
     return raw
 
 
-@dataclass
-class _CachedPyproject:
-    stamp: tuple[int, int]
-    layer: Layer | None  # None: no [tool.gradguard] table
-
-
 class SettingsResolver:
     """Resolves the settings of each document, per workspace folder."""
 
@@ -270,7 +220,8 @@ class SettingsResolver:
         self.client_folders: dict[str, Layer] = {}
         self.folders: list[str] = []
         self.problems: list[str] = []
-        self._pyprojects: dict[str, _CachedPyproject] = {}
+        # The config last read from each pyproject.toml: its problems are told once.
+        self._told: dict[str, ProjectConfig] = {}
 
     def folder_of(self, path: str | None) -> str | None:
         """The innermost workspace folder holding ``path``."""
@@ -282,9 +233,8 @@ class SettingsResolver:
 
     def resolve(self, path: str | None) -> Settings:
         settings = Settings()
-        project = self._nearest_pyproject(path)
-        if project is not None:
-            settings = merge(settings, project)
+        if path is not None:
+            settings = merge(settings, self._pyproject_layer(load(path)))
         settings = merge(settings, self.initialization)
         folder = self.folder_of(path)
         client = self.client_folders.get(folder, self.client_global) if folder else \
@@ -292,51 +242,33 @@ class SettingsResolver:
         return merge(settings, client)
 
     def forget_pyprojects(self) -> None:
-        self._pyprojects.clear()
+        """Read every pyproject.toml again (``gradguard.config`` caches by mtime and size;
+        this also tells their problems again)."""
+        self._told.clear()
 
-    def _nearest_pyproject(self, path: str | None) -> Layer | None:
-        if path is None:
-            return None
-        directory = os.path.dirname(os.path.abspath(path))
-        while True:
-            layer = self._read_pyproject(os.path.join(directory, "pyproject.toml"))
-            if layer is not None:
-                return layer
-            parent = os.path.dirname(directory)
-            if parent == directory:
-                return None
-            directory = parent
-
-    def _read_pyproject(self, file: str) -> Layer | None:
-        try:
-            status = os.stat(file)
-        except OSError:
-            self._pyprojects.pop(file, None)
-            return None
-        stamp = (status.st_mtime_ns, status.st_size)
-        cached = self._pyprojects.get(file)
-        if cached is not None and cached.stamp == stamp:
-            return cached.layer
-        layer = self._parse_pyproject(file)
-        self._pyprojects[file] = _CachedPyproject(stamp, layer)
+    def _pyproject_layer(self, config: ProjectConfig) -> Layer:
+        """``[tool.gradguard]`` (read by ``gradguard.config``, as check and probe read it)
+        as a layer of settings."""
+        if config.path is None:
+            return {}
+        if self._told.get(config.path) is not config:
+            self._told[config.path] = config
+            self.problems.extend(config.problems)
+        layer: Layer = {}
+        for key in ("select", "ignore", "uncertain", "debounce_ms", "incremental"):
+            if getattr(config, key) is not None:
+                layer[key] = getattr(config, key)
+        if config.severity:
+            layer["severity"] = dict(config.severity)
+        globs = (config.exclude or ()) + config.extend_exclude
+        if globs and config.root is not None:
+            layer["exclude"] = tuple(Exclude(config.root, glob) for glob in globs)
+        if config.probe is not None:
+            if config.probe.on_save is not None:
+                layer["probe_on_save"] = config.probe.on_save
+            if config.probe.timeout is not None:
+                layer["probe_timeout"] = config.probe.timeout
         return layer
-
-    def _parse_pyproject(self, file: str) -> Layer | None:
-        if tomllib is None:
-            self.problems.append(f"{file}: reading pyproject.toml needs Python 3.11 or tomli")
-            return None
-        try:
-            with open(file, "rb") as handle:
-                data = tomllib.load(handle)
-        except (OSError, tomllib.TOMLDecodeError) as error:
-            self.problems.append(f"{file}: cannot read: {error}")
-            return None
-        table = data.get("tool", {}).get("gradguard") if isinstance(data.get("tool"), dict) \
-            else None
-        if table is None:
-            return None
-        return parse_layer(table, os.path.dirname(file), f"{file} [tool.gradguard]",
-                           self.problems)
 
     def take_problems(self) -> list[str]:
         problems, self.problems = self.problems, []

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from gradguard.analysis.autograd import Autograd
 from gradguard.analysis.findings import Site
+from gradguard.analysis.fix_plans import CloneIfUsedLater, Place, Plan, is_dotted
 from gradguard.analysis.interpreter.state import (
     GRAD_OFF,
     MAX_DEPTH,
@@ -30,7 +31,6 @@ from gradguard.analysis.values import (
     is_tensorish,
     unknown,
 )
-from gradguard.fixes.plans import CloneIfUsedLater, Place, Plan, is_dotted
 
 MODULE_RETURNS_SELF = {"train", "eval", "to", "cuda", "cpu", "float", "double", "half",
                        "requires_grad_", "type", "share_memory"}

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from gradguard.analysis.interpreter.state import Frame, State
-from gradguard.analysis.values import Value
-from gradguard.fixes.plans import (
+from gradguard.analysis.fix_plans import (
     CloneFirst,
     DropArgument,
     DropOut,
@@ -17,6 +15,8 @@ from gradguard.fixes.plans import (
     is_dotted,
     receiver_root,
 )
+from gradguard.analysis.interpreter.state import Frame, State
+from gradguard.analysis.values import Value
 
 
 class FixPlanning(State):

@@ -9,13 +9,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from gradguard.analysis.autograd import Autograd
+from gradguard.analysis.fix_plans import Place, Plan
 from gradguard.analysis.names import dotted_name
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, Reads
 from gradguard.analysis.summaries import Context, Guard, Summary
 from gradguard.analysis.syntax import Piece
 from gradguard.analysis.values import Storage, Value, join
 from gradguard.facts.table import Facts, InplaceFlag
-from gradguard.fixes.plans import Place, Plan
 
 MAX_DEPTH = 8
 MAX_STEPS = 20_000

@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+from gradguard.analysis.fix_plans import AugmentedToBinary, Place, Plan, is_dotted
 from gradguard.analysis.interpreter.state import (
     GRAD_OFF,
     GRAD_ON,
@@ -18,7 +19,6 @@ from gradguard.analysis.interpreter.state import (
 )
 from gradguard.analysis.program import FunctionInfo
 from gradguard.analysis.values import Value, constant, is_tensorish, unknown
-from gradguard.fixes.plans import AugmentedToBinary, Place, Plan, is_dotted
 
 AUGMENTED_SYMBOLS = {
     ast.Add: "+=",

@@ -12,23 +12,25 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import from_fs_path
 
 from gradguard import __version__
 from gradguard.analysis.analyze import project_for
 from gradguard.analysis.project import Project, read_file
 from gradguard.server.diagnostics import PROBE_SOURCE
 from gradguard.server.documents import Outcome, TextBuffer, TextUnit, Unit
+from gradguard.server.lsp_protocol import GradGuardProtocol
 from gradguard.server.notebooks import NotebookUnit
 from gradguard.server.positions import Encoding, encoding_of
 from gradguard.server.probe_jobs import ProbeJobs
-from gradguard.server.requests import GradGuardProtocol
 from gradguard.server.scheduler import Scheduler
-from gradguard.server.settings import SettingsResolver, client_section, parse_layer
+from gradguard.server.settings import Settings, SettingsResolver, client_section, parse_layer
+from gradguard.server.uris import path_of
 
 logger = logging.getLogger(__name__)
 
@@ -59,16 +61,6 @@ class ClientFeatures:
             watch_files=bool(workspace and workspace.did_change_watched_files
                              and workspace.did_change_watched_files.dynamic_registration),
         )
-
-
-def path_of(uri: str) -> str | None:
-    """The file system path of a document (a notebook cell's: its notebook's), if any."""
-    if uri.startswith("vscode-notebook-cell:"):
-        uri = "file:" + uri.split(":", 1)[1].split("#", 1)[0]
-    try:
-        return to_fs_path(uri) if uri.startswith("file:") else None
-    except Exception:  # a malformed URI: no path, no pyproject
-        return None
 
 
 class GradGuardServer(LanguageServer):
@@ -111,6 +103,28 @@ class GradGuardServer(LanguageServer):
             return self.units[uri]
         owner = self.cell_owner.get(uri)
         return self.units.get(owner) if owner else None
+
+    # -- what the probe jobs may ask of the server (``probe_jobs.ProbeHost``) ----------
+
+    def settings_for(self, path: str | None) -> Settings:
+        return self.resolver.resolve(path)
+
+    def folder_of(self, path: str) -> str | None:
+        return self.resolver.folder_of(path)
+
+    def on_cancel(self, msg_id: int | str, listener: Callable[[], None] | None) -> None:
+        """Call ``listener`` when the client cancels request ``msg_id`` (None: stop)."""
+        if listener is None:
+            self.requests.cancel_listeners.pop(msg_id, None)
+        else:
+            self.requests.cancel_listeners[msg_id] = listener
+
+    def shows_progress(self) -> bool:
+        window = self.client_capabilities.window
+        return window is not None and bool(window.work_done_progress)
+
+    def warn(self, message: str) -> None:
+        self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, message))
 
     def open_text(self, item: types.TextDocumentItem) -> None:
         if item.language_id != "python" and not item.uri.endswith(PYTHON_SUFFIXES):

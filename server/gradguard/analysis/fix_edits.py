@@ -10,10 +10,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from gradguard.analysis.hazard import Fix, Span, TextEdit
-from gradguard.analysis.syntax import Piece, contains_skipped
-from gradguard.analysis.values import NnModule
-from gradguard.fixes.plans import (
+from gradguard.analysis.fix_plans import (
     AugmentedToBinary,
     CallEdit,
     CloneFirst,
@@ -25,6 +22,9 @@ from gradguard.fixes.plans import (
     Plan,
     Rename,
 )
+from gradguard.analysis.hazard import Fix, Span, TextEdit
+from gradguard.analysis.syntax import Piece, contains_skipped
+from gradguard.analysis.values import NnModule
 
 if TYPE_CHECKING:
     import libcst as cst

@@ -1,10 +1,13 @@
-"""GG001: an in-place write to a tensor that an earlier op saved for backward.
+"""GG001: an in-place write to a tensor (or a view of it) that an earlier op saved for backward.
 
-Every case is a runnable script; tests/test_rule_cases_under_torch.py checks that the
-marked ones really fail in backward and the others really run.
+The smallest real code that triggers it (INVALID, the lines marked ``# expect: GG001``)
+and the closest code that must not (VALID), as in docs/rules/GG001.md. Every case
+is a runnable script: tests/test_rule_cases_under_torch.py checks each label under torch.
 """
 
 from rulecases import case
+
+RULE = "GG001"
 
 INVALID = [
     case("inplace relu method after sigmoid", """

@@ -1,0 +1,69 @@
+"""GG002: an in-place write to a leaf tensor that requires grad, outside no_grad.
+
+The smallest real code that triggers it (INVALID, the lines marked ``# expect: GG002``)
+and the closest code that must not (VALID), as in docs/rules/GG002.md. Every case
+is a runnable script: tests/test_rule_cases_under_torch.py checks each label under torch.
+"""
+
+from rulecases import case
+
+RULE = "GG002"
+
+INVALID = [
+    case("GG002: in-place add on a tensor made with requires_grad=True", """
+        import torch
+        w = torch.randn(3, requires_grad=True)
+        w += 1  # expect: GG002
+        w.sum().backward()
+    """),
+    case("GG002: a parameter written in place in forward", """
+        import torch
+        import torch.nn as nn
+
+        class Scale(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.gain = nn.Parameter(torch.ones(4))
+
+            def forward(self, x):
+                self.gain.clamp_(0, 1)  # expect: GG002
+                return x * self.gain
+
+        Scale()(torch.randn(2, 4)).sum().backward()
+    """),
+    case("GG002: requires_grad_() makes a leaf that a later += writes", """
+        import torch
+        w = torch.randn(4, 4, requires_grad=True)
+        h = torch.randn(2, 4)
+        h.requires_grad_()
+        out = h @ w
+        h += 1  # expect: GG002
+        out.sum().backward()
+    """),
+]
+
+VALID = [
+    case("GG002: leaf updated under no_grad", """
+        import torch
+        w = torch.randn(3, requires_grad=True)
+        (w * 2).sum().backward()
+        with torch.no_grad():
+            w -= 0.1 * w.grad
+    """),
+    case("GG002: parameter initialised in place through .data and nn.init", """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+                nn.init.zeros_(self.fc.bias)
+                self.fc.weight.data.normal_(0, 0.02)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        Net()(torch.randn(2, 4)).sum().backward()
+    """),
+]

@@ -1,0 +1,53 @@
+"""GG003: an in-place write to a view autograd forbids modifying (split/chunk/unbind
+outputs, views of leaves, views made under no_grad).
+
+The smallest real code that triggers it (INVALID, the lines marked ``# expect: GG003``)
+and the closest code that must not (VALID), as in docs/rules/GG003.md. Every case
+is a runnable script: tests/test_rule_cases_under_torch.py checks each label under torch.
+"""
+
+from rulecases import case
+
+RULE = "GG003"
+
+INVALID = [
+    case("GG003: writing into an output of unbind", """
+        import torch
+        x = torch.randn(3, 4, requires_grad=True)
+        rows = (x * 1).unbind(0)
+        rows[0].mul_(2)  # expect: GG003
+        sum(r.sum() for r in rows).backward()
+    """),
+    case("GG003: writing into a chunk", """
+        import torch
+        x = torch.randn(4, 4, requires_grad=True)
+        a, b = (x * 1).chunk(2, dim=0)
+        a.add_(1)  # expect: GG003
+        (a.sum() + b.sum()).backward()
+    """),
+    case("GG003: writing into a view of a leaf", """
+        import torch
+        w = torch.randn(4, requires_grad=True)
+        w[0:2].zero_()  # expect: GG003
+        w.sum().backward()
+    """),
+    case("GG003: a view made under no_grad written with grad on", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = x * 1
+        with torch.no_grad():
+            v = y[0:2]
+        v.mul_(2)  # expect: GG003
+        y.sum().backward()
+    """),
+]
+
+VALID = [
+    case("GG003: chunks rebuilt out of place", """
+        import torch
+        x = torch.randn(4, 4, requires_grad=True)
+        a, b = (x * 1).chunk(2, dim=0)
+        a = a + 1
+        (a.sum() + b.sum()).backward()
+    """),
+]
