@@ -113,12 +113,18 @@ def test_text_without_any_inplace_candidate_is_not_even_parsed() -> None:
     assert analyze_source("def f(:\n    return torch.sigmoid(x)\n") == []
 
 
-def test_deep_nesting_does_not_crash() -> None:
-    nested = "x = " + "(" * 300 + "1" + ")" * 300 + "\nx += 1\n"
-    try:
+def test_brackets_nested_deeper_than_python_accepts_are_a_syntax_error() -> None:
+    nested = "import torch\nx = " + "(" * 300 + "1" + ")" * 300 + "\nx += 1\n"
+    with pytest.raises(SourceError, match="too many nested parentheses") as error:
         analyze_source(nested)
-    except SourceError:
-        pass
+    assert error.value.line == 2
+
+
+def test_an_expression_nested_too_deeply_to_read_is_skipped_and_the_rest_analysed() -> None:
+    nested = ("import torch\na = torch.randn(3, requires_grad=True)\nb = a.exp()\n"
+              "y = " + "-(" * 100 + "b" + ")" * 100 + "\nb += 1\nb.sum().backward()\n")
+    assert [(h.code, h.span.line) for h in analyze_source(nested)] == [("GG901", 4),
+                                                                       ("GG001", 5)]
 
 
 GATE_WITH_CHECK = textwrap.dedent("""
