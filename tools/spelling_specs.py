@@ -481,6 +481,7 @@ SPELLINGS: list[Spelling] = [
     method("to#no_conversion", X, args=(torch.float32,),
            note="same dtype and device: returns the input itself"),
     method("type_as", X, data(4, 3, dtype=torch.float64), note="other has another dtype"),
+    method("cpu", X, note="already on the CPU: returns the input itself"),
     # --- convolutions, linear layers, normalisation, embeddings ------------------------------
     function("torch.nn.functional.conv1d", SEQ, act(4, 3, 3), act(4), kwargs={"padding": 1}),
     function("torch.nn.functional.conv2d", IMG, act(4, 3, 3, 3), act(4), kwargs={"padding": 1}),

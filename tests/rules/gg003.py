@@ -40,6 +40,16 @@ INVALID = [
         v.mul_(2)  # expect: GG003
         y.sum().backward()
     """),
+    case("GG003: channels of a tensor set to require grad (`.requires_grad = True`), "
+         "written in a loop", """
+        import torch
+        x = torch.rand(3, 4, 4) - 0.5
+        x.requires_grad = True
+        d = x.cpu().clone()
+        for channel, mean in zip(d, [0.1, 0.2, 0.3]):
+            channel.mul_(mean)  # expect: GG003
+        d.sum().backward()
+    """),
 ]
 
 VALID = [
@@ -49,5 +59,14 @@ VALID = [
         a, b = (x * 1).chunk(2, dim=0)
         a = a + 1
         (a.sum() + b.sum()).backward()
+    """),
+    case("GG003: channels written by index, not through the views iteration makes", """
+        import torch
+        x = torch.rand(3, 4, 4) - 0.5
+        x.requires_grad = True
+        d = x.cpu().clone()
+        for i, mean in enumerate([0.1, 0.2, 0.3]):
+            d[i] = d[i] * mean
+        d.sum().backward()
     """),
 ]

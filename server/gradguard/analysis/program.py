@@ -29,6 +29,9 @@ class FunctionInfo:
     path: str
     # Defined inside another function (a closure the analysis runs like a method).
     nested: bool = False
+    # The functions a nested function sees in the function around it (defined there
+    # before it, and itself): ``def norm_range(t): norm_ip(t, ...)`` calls its sibling.
+    outer: dict[str, FunctionInfo] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

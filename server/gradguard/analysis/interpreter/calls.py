@@ -216,7 +216,9 @@ class Calls(State):
                fills: tuple[str | None, ...]) -> Frame:
         spec = function.node.args
         program = self.program_at(function.path)
-        frame = Frame({}, function.piece, program, run.input(0))
+        frame = Frame({name: Value("function", const=info)
+                       for name, info in function.outer.items()},
+                      function.piece, program, run.input(0))
         params = list(spec.posonlyargs) + list(spec.args)
         defaults: list[ast.expr | None] = \
             [None] * (len(params) - len(spec.defaults)) + list(spec.defaults)
@@ -376,13 +378,7 @@ class Calls(State):
                                    loss=owner)
             return constant(None)
         if name == "requires_grad_":
-            flag = args[0] if args else kwargs.get("requires_grad")
-            self.observe(flag)
-            on = flag is None or (flag.kind == "const" and bool(flag.const))
-            if on and owner.view is None and owner.requires_grad is False:
-                for storage in owner.storages:
-                    storage.leaf = True
-            owner.requires_grad = True if on else owner.requires_grad
+            self.set_requires_grad(owner, args[0] if args else kwargs.get("requires_grad"))
             return owner
         effect = self.facts.methods.get(name) or self.facts.inplace_method(name)
         if effect is None:
@@ -393,6 +389,16 @@ class Calls(State):
         plan = self.method_plan(call, name, owner, frame) if effect.writes else None
         with self.fixing(plan):
             return self.autograd.apply(effect, piece, call, label, operands)
+
+    def set_requires_grad(self, owner: Value, flag: Value | None) -> None:
+        """``x.requires_grad_(flag)`` or ``x.requires_grad = flag`` (no flag: on). A tensor
+        that did not require grad becomes a leaf that does."""
+        self.observe(flag)
+        on = flag is None or (flag.kind == "const" and bool(flag.const))
+        if on and owner.view is None and owner.requires_grad is False:
+            for storage in owner.storages:
+                storage.leaf = True
+        owner.requires_grad = True if on else owner.requires_grad
 
     def call_module_method(self, owner: Value, name: str, call: ast.Call,
                            frame: Frame) -> Value:

@@ -78,7 +78,11 @@ class Statements(State):
             self.exec_block(statement.orelse, frame)
             self.exec_block(statement.finalbody, frame)
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            function = FunctionInfo(statement, frame.piece, frame.program.path, nested=True)
+            outer = {name: value.const for name, value in frame.env.items()
+                     if value.kind == "function" and isinstance(value.const, FunctionInfo)}
+            function = FunctionInfo(statement, frame.piece, frame.program.path, nested=True,
+                                    outer=outer)
+            outer[statement.name] = function
             frame.env[statement.name] = Value("function", const=function)
         elif isinstance(statement, ast.ClassDef):
             frame.env[statement.name] = unknown()
@@ -256,7 +260,9 @@ class Statements(State):
             frame.env[target.id] = value
         elif isinstance(target, ast.Attribute):
             owner = self.eval(target.value, frame)
-            if owner.attrs is not None:
+            if target.attr == "requires_grad" and owner.kind == "tensor":
+                self.set_requires_grad(owner, value)
+            elif owner.attrs is not None:
                 if self.attr_journal is not None:
                     self.attr_journal.append((owner.attrs, target.attr,
                                               owner.attrs.get(target.attr)))
