@@ -25,11 +25,8 @@ SEEDS = [Case(p.name, p.read_text()) for p in sorted(EXAMPLES.glob("*_seed.py"))
 
 # Hazards with no rewrite that is safe to make for the user, and why.
 NO_SAFE_FIX = {
-    "GG002: in-place add on a tensor made with requires_grad=True":
-        "update a leaf under no_grad, or compute out of place: only the author knows",
-    "GG002: a parameter written in place in forward": "same: a leaf",
-    "GG002: requires_grad_() makes a leaf that a later += writes": "same: a leaf",
-    "GG003: writing into a view of a leaf": "same: a view of a leaf",
+    "GG003: writing into a view of a leaf":
+        "update the leaf under no_grad, or write a copy: only the author knows",
     "GG003: writing into an output of unbind": "the pieces live in a tuple, not a name",
     "GG003: a view made under no_grad written with grad on":
         "the write reaches the view's base, which rebinding the view would not change",

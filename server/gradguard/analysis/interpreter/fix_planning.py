@@ -9,6 +9,7 @@ from gradguard.analysis.fix_plans import (
     CloneFirst,
     DropArgument,
     DropOut,
+    InPlaceOnly,
     OutOfPlace,
     Plan,
     Rename,
@@ -41,6 +42,8 @@ class FixPlanning(State):
         receiver = call.func.value
         out_of_place = name.removesuffix("_")
         effect = self.facts.methods.get(out_of_place)
+        if self.place is not None and effect is None and is_dotted(receiver):
+            return InPlaceOnly(receiver, self.place)
         if self.place is None or effect is None or effect.writes or out_of_place == name:
             return None
         if is_dotted(receiver):
