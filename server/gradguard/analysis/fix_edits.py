@@ -21,6 +21,7 @@ from gradguard.analysis.fix_plans import (
     OutOfPlace,
     Plan,
     Rename,
+    SelectsForUnbind,
     UnderNoGrad,
     dotted_text,
 )
@@ -96,6 +97,8 @@ def plan_fix(plan: Plan) -> Fix | None:
         return _move_after(plan)
     if isinstance(plan, UnderNoGrad):
         return _under_no_grad(plan)
+    if isinstance(plan, SelectsForUnbind):
+        return _selects_for_unbind(plan)
     return None
 
 
@@ -286,3 +289,19 @@ def _spans_a_string(statement: ast.stmt) -> bool:
                                                     isinstance(node.value, (str, bytes))))
                and (node.end_lineno or node.lineno) > node.lineno
                for node in ast.walk(statement))
+
+
+def _selects_for_unbind(plan: SelectsForUnbind) -> Fix | None:
+    piece, call = plan.place.piece, plan.call
+    assert isinstance(call.func, ast.Attribute)
+    base = piece.segment(call.func.value)
+    dims = call.args + [k.value for k in call.keywords if k.arg == "dim"]
+    dim = piece.segment(dims[0]) if dims else "0"
+    used = {node.id for node in ast.walk(call) if isinstance(node, ast.Name)}
+    index = "i"
+    while index in used:  # the generator's own name must not hide the base's or dim's
+        index += "_"
+    text = f"tuple({base}.select({dim}, {index}) for {index} in range({base}.size({dim})))"
+    return Fix(f"Make the pieces single views, which autograd lets you write into (the "
+               f"writes still reach `{base}`): `{text}`",
+               (TextEdit(piece.span(call), text),))

@@ -134,8 +134,21 @@ class InPlaceOnly:
     place: Place
 
 
+@dataclass(frozen=True, eq=False)
+class SelectsForUnbind:
+    """``rows = x.unbind(0)`` -> ``rows = tuple(x.select(0, i) for i in range(x.size(0)))``.
+
+    Autograd forbids writing into an output of unbind, but lets a single view be written
+    (it rebases the view's history): the same pieces, made one ``select`` each, so that
+    a write into one still reaches ``x``, as the code meant.
+    """
+
+    call: ast.Call
+    place: Place  # the statement that unbinds
+
+
 Plan = (OutOfPlace | AugmentedToBinary | CloneFirst | CloneIfUsedLater | DropOut | MoveAfter
-        | UnderNoGrad | InPlaceOnly)
+        | UnderNoGrad | InPlaceOnly | SelectsForUnbind)
 
 
 def receiver_root(node: ast.expr) -> ast.expr | None:
@@ -234,4 +247,27 @@ def step_move(step: Place, backward: Place) -> MoveAfter | None:
         if statement is backward.statement or \
                 any(node is backward.statement for node in ast.walk(statement)):
             return MoveAfter(step, Place(statement, step.block, step.piece))
+    return None
+
+
+def unbind_plan(name: str, place: Place) -> SelectsForUnbind | None:
+    """The unbind that made ``name``, a tuple of views written at ``place``: the last
+    statement before it in its block that binds ``name``, when that is
+    ``name = x.unbind(dim)`` (``x`` a name, ``dim`` a number or a name)."""
+    for statement in reversed(place.block[:place.index]):
+        if not any(isinstance(node, ast.Name) and node.id == name and
+                   isinstance(node.ctx, ast.Store) for node in ast.walk(statement)):
+            continue
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and
+                isinstance(statement.targets[0], ast.Name)):
+            return None
+        call = statement.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and
+                call.func.attr == "unbind" and is_dotted(call.func.value)):
+            return None
+        dims = call.args + [k.value for k in call.keywords if k.arg == "dim"]
+        if len(dims) > 1 or len(call.keywords) > len(dims) - len(call.args) or \
+                any(not isinstance(d, (ast.Constant, ast.Name)) for d in dims):
+            return None
+        return SelectsForUnbind(call, Place(statement, place.block, place.piece))
     return None
