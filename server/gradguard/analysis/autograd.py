@@ -328,11 +328,14 @@ class Autograd:
             saves = tuple(sorted(saves, key=lambda save: save.confidence != "high"))
             # One save per saving op: a layer saves its weight once per call.
             saves = tuple({id(save.node): save for save in reversed(saves)}.values())[::-1]
-            plan = None
+            plan, detail = None, ""
             if first.place is not None and place is not None:
                 plan = step_move(first.place, place)
+                if plan is None and first.place.block is place.block:
+                    detail = "again"  # the backward comes first: it runs again after
             self.report(Finding(PARAMETERS_UPDATED_BEFORE_BACKWARD, first.piece, first.node,
-                                first.op, first.confidence, saves, via=self.via, plan=plan))
+                                first.op, first.confidence, saves, detail=detail,
+                                via=self.via, plan=plan, backward=(piece, node)))
         if not retain:
             for storage in self.storages:
                 if storage.saves:
