@@ -95,3 +95,16 @@ def test_a_change_to_an_imported_file_analyses_its_importer_again(project: Path)
 def test_no_cache_leaves_no_cache_behind(project: Path) -> None:
     findings(check(".", "--no-cache", cwd=project))
     assert not (project / ".gradguard_cache").exists()
+
+
+def test_fix_applies_the_fix_check_reports_for_a_hazard_only_the_project_shows(
+        project: Path) -> None:
+    # `out += 1` writes what the sigmoid in model.py saved: a hazard only with model.py
+    # read. --fix analyses train.py in its project too, so it applies the fix check offers.
+    [finding] = findings(check("train.py", cwd=project))
+    assert finding["fix"] is not None
+    done = subprocess.run([sys.executable, "-m", "gradguard", "check", "--fix", "train.py"],
+                          cwd=project, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "out = out + 1\n" in (project / "train.py").read_text("utf-8")
+    assert (project / "model.py").read_text("utf-8") == MODEL

@@ -25,11 +25,8 @@ SEEDS = [Case(p.name, p.read_text()) for p in sorted(EXAMPLES.glob("*_seed.py"))
 
 # Hazards with no rewrite that is safe to make for the user, and why.
 NO_SAFE_FIX = {
-    "GG002: in-place add on a tensor made with requires_grad=True":
-        "update a leaf under no_grad, or compute out of place: only the author knows",
-    "GG002: a parameter written in place in forward": "same: a leaf",
-    "GG002: requires_grad_() makes a leaf that a later += writes": "same: a leaf",
-    "GG003: writing into a view of a leaf": "same: a view of a leaf",
+    "GG003: writing into a view of a leaf":
+        "update the leaf under no_grad, or write a copy: only the author knows",
     "GG003: writing into an output of unbind": "the pieces live in a tuple, not a name",
     "GG003: a view made under no_grad written with grad on":
         "the write reaches the view's base, which rebinding the view would not change",
@@ -144,3 +141,180 @@ def test_out_of_place_rewrites_keep_every_name_meaning_what_it_meant(
     [hazard] = analyze_source(source)
     assert hazard.fix is not None
     assert apply_edits(source, hazard.fix.edits).splitlines()[5] == fixed
+
+
+# -- Leaves, unbind pieces, optimizer steps: what each fix turns the code into ----------
+#
+# A leaf that requires grad is written under torch.no_grad() when it is state (a
+# parameter, a tensor updated from its gradient, one whose .grad the code reads) and out
+# of place when it is a step of the computation; never under no_grad when a backward
+# saved it. Pieces of x.unbind() become single views, so a write into one still reaches
+# x. An optimizer step moves after the statement of its block that holds the backward.
+
+REWRITES = [
+    (case("GG002 fix: a parameter updated from its gradient, under no_grad", """
+        import torch
+        w = torch.randn(3, requires_grad=True)
+        (w * 2).sum().backward()
+        w -= 0.1 * w.grad
+        (w * 3).sum().backward()
+    """), """
+        import torch
+        w = torch.randn(3, requires_grad=True)
+        (w * 2).sum().backward()
+        with torch.no_grad():
+            w -= 0.1 * w.grad
+        (w * 3).sum().backward()
+    """),
+    (case("GG002 fix: a module's weight set by an index write, under no_grad", """
+        import torch
+        import torch.nn as nn
+        conv = nn.Conv2d(2, 3, 3)
+        conv.weight[:, :, :, :] = torch.ones(3, 2, 3, 3)
+        conv(torch.randn(1, 2, 5, 5)).sum().backward()
+    """), """
+        import torch
+        import torch.nn as nn
+        conv = nn.Conv2d(2, 3, 3)
+        with torch.no_grad():
+            conv.weight[:, :, :, :] = torch.ones(3, 2, 3, 3)
+        conv(torch.randn(1, 2, 5, 5)).sum().backward()
+    """),
+    (case("GG002 fix: a leaf whose .grad is read stays the leaf, under no_grad", """
+        import torch
+        c = torch.randn(2, 4, requires_grad=True)
+        c.index_copy_(1, torch.tensor([1]), torch.zeros(2, 1))
+        c.sum().backward()
+        print(c.grad.shape)
+    """), """
+        import torch
+        c = torch.randn(2, 4, requires_grad=True)
+        with torch.no_grad():
+            c.index_copy_(1, torch.tensor([1]), torch.zeros(2, 1))
+        c.sum().backward()
+        print(c.grad.shape)
+    """),
+    (case("GG002 fix: an activation computed on a leaf, out of place", """
+        import torch
+        import torch.nn.functional as F
+        x = torch.randn(4, 6, requires_grad=True)
+        x = F.relu(x, inplace=True)
+        x.sum().backward()
+    """), """
+        import torch
+        import torch.nn.functional as F
+        x = torch.randn(4, 6, requires_grad=True)
+        x = F.relu(x)
+        x.sum().backward()
+    """),
+    (case("GG002 fix: a leaf a matmul saved is never written under no_grad", """
+        import torch
+        w = torch.randn(4, 4, requires_grad=True)
+        h = torch.randn(2, 4, requires_grad=True)
+        out = h @ w
+        h += 1
+        (out.sum() + h.sum()).backward()
+    """), """
+        import torch
+        w = torch.randn(4, 4, requires_grad=True)
+        h = torch.randn(2, 4, requires_grad=True)
+        out = h @ w
+        h = h + 1
+        (out.sum() + h.sum()).backward()
+    """),
+    (case("GG003 fix: the pieces of unbind made as single views", """
+        import torch
+        root = torch.arange(9.).reshape(3, 3).requires_grad_()
+        x = root.clone()
+        rows = x.unbind(1)
+        rows[0].mul_(2)
+        x.sum().backward()
+    """), """
+        import torch
+        root = torch.arange(9.).reshape(3, 3).requires_grad_()
+        x = root.clone()
+        rows = tuple(x.select(1, i) for i in range(x.size(1)))
+        rows[0].mul_(2)
+        x.sum().backward()
+    """),
+    (case("GG004 fix: the step moved after the if that holds the later backward", """
+        import torch
+        import torch.nn as nn
+
+        D = nn.Linear(4, 1)
+        opt_d = torch.optim.SGD(D.parameters(), lr=0.1)
+        out = D(torch.randn(2, 4, requires_grad=True))
+        loss_d, loss_g = out.mean(), -out.mean()
+        loss_d.backward(retain_graph=True)
+        opt_d.step()
+        if loss_g is not None:
+            loss_g.backward()
+    """), """
+        import torch
+        import torch.nn as nn
+
+        D = nn.Linear(4, 1)
+        opt_d = torch.optim.SGD(D.parameters(), lr=0.1)
+        out = D(torch.randn(2, 4, requires_grad=True))
+        loss_d, loss_g = out.mean(), -out.mean()
+        loss_d.backward(retain_graph=True)
+        if loss_g is not None:
+            loss_g.backward()
+        opt_d.step()
+    """),
+]
+
+
+@pytest.fixture(scope="module")
+def rewritten() -> dict[str, Outcome]:
+    pytest.importorskip("torch")
+    return run_scripts([(example.name, textwrap.dedent(fixed).lstrip("\n"))
+                        for example, fixed in REWRITES])
+
+
+@pytest.mark.parametrize(("example", "fixed"), REWRITES, ids=lambda c: getattr(c, "name", ""))
+def test_a_leaf_an_unbind_piece_or_a_step_is_fixed_as_the_code_means(
+        example: Case, fixed: str) -> None:
+    result = fix_text(example.source)
+    assert result.remaining == []
+    assert result.text == textwrap.dedent(fixed).lstrip("\n")
+
+
+@pytest.mark.parametrize(("example", "fixed"), REWRITES, ids=lambda c: getattr(c, "name", ""))
+def test_those_fixes_run_backward_under_torch(example: Case, fixed: str,
+                                              rewritten: dict[str, Outcome]) -> None:
+    outcome = rewritten[example.name]
+    assert outcome.error is None, outcome.error
+    assert outcome.values
+
+
+LEFT_WITH_A_MESSAGE = [
+    case("GG002: a write sharing its line with a for is not re-indented", """
+        import torch
+        import torch.nn as nn
+        model = nn.Linear(2, 2)
+        for p in model.parameters(): p.add_(1)
+        model(torch.randn(1, 2)).sum().backward()
+    """),
+    case("GG004: the backward that needs the step runs again in the next pass", """
+        import torch
+        import torch.nn as nn
+
+        cell = nn.Linear(4, 4)
+        opt = torch.optim.SGD(cell.parameters(), lr=0.1)
+        h = torch.randn(1, 4, requires_grad=True)
+        for _ in range(3):
+            h = torch.tanh(cell(h))
+            h.sum().backward(retain_graph=True)
+            opt.step()
+    """),
+]
+
+
+@pytest.mark.parametrize("example", LEFT_WITH_A_MESSAGE, ids=lambda c: c.name)
+def test_where_no_fix_is_safe_the_code_is_left_and_the_message_says_what_to_do(
+        example: Case) -> None:
+    [hazard] = analyze_source(example.source)
+    assert hazard.fix is None
+    assert "no_grad" in hazard.message or "runs again after it" in hazard.message
+    assert fix_text(example.source).text == example.source

@@ -237,7 +237,7 @@ def _last_error(stderr: str) -> str:
     return lines[-1][:300] if lines else "(no output on stderr)"
 
 
-def _script_env() -> dict[str, str]:
+def script_env() -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("OMP_NUM_THREADS", "1")  # scripts run side by side on few cores
     env["PYTHONWARNINGS"] = "ignore"
@@ -249,7 +249,7 @@ def judge_label(case: Case, timeout: float = LABEL_TIMEOUT) -> LabelResult:
     start = time.monotonic()
     try:
         proc = subprocess.run([sys.executable, str(case.path)], capture_output=True, text=True,
-                              timeout=timeout, cwd=case.path.parent, env=_script_env())
+                              timeout=timeout, cwd=case.path.parent, env=script_env())
     except subprocess.TimeoutExpired:
         return LabelResult(case, False, f"timed out after {timeout:.0f} s",
                            time.monotonic() - start)
@@ -451,9 +451,11 @@ def probe_status() -> str | None:
     return None
 
 
-def score_tool(command: str, cases: Sequence[Case], batch: bool) -> dict[str, Any]:
-    """Single-file cases in one run (with batch); each multi-file case in a run of its
-    own, given its entry script, so that its imports resolve in its own folder only."""
+def case_findings(command: str, cases: Sequence[Case],
+                  batch: bool) -> tuple[Findings, dict[Path, str]]:
+    """Findings per file of the cases: single-file cases in one run (with batch); each
+    multi-file case in a run of its own, given its entry script, so that its imports
+    resolve in its own folder only."""
     singles = [c.path for c in cases if not c.multifile]
     findings, errors = run_tool(command, singles, batch=batch)
     projects = [c.path for c in cases if c.multifile]
@@ -461,7 +463,11 @@ def score_tool(command: str, cases: Sequence[Case], batch: bool) -> dict[str, An
     for path, found in more.items():
         findings.setdefault(path, []).extend(found)
     errors.update(more_errors)
-    return score(cases, findings, errors)
+    return findings, errors
+
+
+def score_tool(command: str, cases: Sequence[Case], batch: bool) -> dict[str, Any]:
+    return score(cases, *case_findings(command, cases, batch))
 
 
 def score_check(cases: Sequence[Case]) -> dict[str, Any]:

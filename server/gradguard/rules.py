@@ -125,7 +125,13 @@ RULES: dict[str, Rule] = {
             "and a backward that still needs them.",
             {
                 "static": "{op} updates parameters in place that a later backward still "
-                          "needs: {saved}; call it after the last backward through this graph",
+                          "needs: {saved}; {advice}",
+                "advice": "call it after the last backward through this graph",
+                "advice.at": "call it after the backward at {where}",
+                "advice.again": "the backward at {where} runs again after it (the next pass "
+                                "of its loop, or the next call) through this graph: call it "
+                                "after the last such backward, or detach what carries the "
+                                "graph from one pass to the next",
                 "static.save": _SAVE_PHRASE,
                 "probe": "{actor} updates {what} in place, but {saved} saved it{where} for a "
                          "backward that has not run yet ({versions})",

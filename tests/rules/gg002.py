@@ -40,6 +40,18 @@ INVALID = [
         h += 1  # expect: GG002
         out.sum().backward()
     """),
+    case("GG002: the weight of a subclass of nn.Conv2d set by an index write", """
+        import torch
+        import torch.nn as nn
+
+        class CatConv2d(nn.Conv2d):
+            def forward(self, xs):
+                return super().forward(torch.cat(xs, 1))
+
+        conv = CatConv2d(4, 2, 3)
+        conv.weight[:, :, :, :] = torch.ones(2, 4, 3, 3)  # expect: GG002
+        conv([torch.randn(1, 2, 5, 5), torch.randn(1, 2, 5, 5)]).sum().backward()
+    """),
 ]
 
 VALID = [

@@ -19,8 +19,8 @@ from gradguard.analysis.syntax import Piece, SourceError, parse
 from gradguard.config import Selection
 from gradguard.text import source_lines
 
-__all__ = ["Selection", "SourceError", "analyze_file", "analyze_source", "may_hold_hazards",
-           "project_for"]
+__all__ = ["Selection", "SourceError", "analysis_in_project", "analyze_file", "analyze_source",
+           "may_hold_hazards", "project_for"]
 
 # Every hazard needs an in-place write, an optimizer step or a backward; text with none
 # of these cannot hold one, and skipping its parse is most of the speed on real trees.
@@ -251,6 +251,20 @@ def analyze_file(path: str, source: str, project: Project,
         if hazards:
             found[where] = hazards
     return FileAnalysis(found, read)
+
+
+def analysis_in_project(path: str, roots: list[str],
+                        read: Callable[[str], str | None] = read_file,
+                        selection: Selection | None = None) -> Callable[[str], list[Hazard]]:
+    """How the fix engine analyses the texts a fix makes of the file at ``path``: with the
+    project's imports followed, as ``check`` reports its hazards (a step in a training
+    script is a hazard because of what the model in another file saves). Each text gets
+    a project of its own, so that no other analysis ever reads a text still on trial."""
+
+    def analyse(text: str) -> list[Hazard]:
+        return analyze_file(path, text, project_for(roots, read), selection).found.get(path, [])
+
+    return analyse
 
 
 def _imported_candidate(program: Program, project: Project, name: str) -> str | None:

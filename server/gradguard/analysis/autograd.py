@@ -14,7 +14,7 @@ import ast
 from dataclasses import dataclass, field
 
 from gradguard.analysis.findings import Finding, Site, better
-from gradguard.analysis.fix_plans import MoveAfter, Place, Plan
+from gradguard.analysis.fix_plans import Place, Plan, leaf_plan, step_move
 from gradguard.analysis.hazard import Confidence
 from gradguard.analysis.syntax import Piece
 from gradguard.analysis.values import (
@@ -277,9 +277,12 @@ class Autograd:
             code, detail = FORBIDDEN_VIEW_WRITTEN, target.view
         else:
             return False
-        # A leaf, or a view of one, is to be written under no_grad or not at all: which
-        # one the code meant is not for a fix to guess. Other views can be rebuilt.
+        # A leaf is written under no_grad or out of place, whichever the code means
+        # (``leaf_plan``); a view of one is left to its author. Other views can be rebuilt.
         plan = self.plan if detail in ("multi", "nograd") else None
+        if code == LEAF_WRITTEN_IN_PLACE:
+            plan = leaf_plan(self.plan, any(s.param for s in target.storages),
+                             any(s.saves for s in target.storages))
         self.report(Finding(code, piece, node, op, level, detail=detail, via=self.via,
                             layer=layer if code == FORBIDDEN_VIEW_WRITTEN else None, plan=plan))
         return True
@@ -325,12 +328,14 @@ class Autograd:
             saves = tuple(sorted(saves, key=lambda save: save.confidence != "high"))
             # One save per saving op: a layer saves its weight once per call.
             saves = tuple({id(save.node): save for save in reversed(saves)}.values())[::-1]
-            plan = None
-            if first.place is not None and place is not None and \
-                    first.place.block is place.block and first.place.index < place.index:
-                plan = MoveAfter(first.place, place)
+            plan, detail = None, ""
+            if first.place is not None and place is not None:
+                plan = step_move(first.place, place)
+                if plan is None and first.place.block is place.block:
+                    detail = "again"  # the backward comes first: it runs again after
             self.report(Finding(PARAMETERS_UPDATED_BEFORE_BACKWARD, first.piece, first.node,
-                                first.op, first.confidence, saves, via=self.via, plan=plan))
+                                first.op, first.confidence, saves, detail=detail,
+                                via=self.via, plan=plan, backward=(piece, node)))
         if not retain:
             for storage in self.storages:
                 if storage.saves:

@@ -31,6 +31,8 @@ class Finding:
     # The in-place layer (``nn.ReLU(inplace=True)``...) that made the write, if one did.
     layer: NnModule | None = None
     plan: Plan | None = None
+    # GG004: the backward that still needs the parameters (where to move the step).
+    backward: tuple[Piece, ast.AST] | None = None
 
     def key(self) -> tuple[object, ...]:
         return (self.code, id(self.node), tuple(id(s.node) for s in self.saves))

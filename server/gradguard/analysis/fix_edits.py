@@ -21,6 +21,9 @@ from gradguard.analysis.fix_plans import (
     OutOfPlace,
     Plan,
     Rename,
+    SelectsForUnbind,
+    UnderNoGrad,
+    dotted_text,
 )
 from gradguard.analysis.hazard import Fix, Span, TextEdit
 from gradguard.analysis.syntax import Piece, contains_skipped
@@ -92,6 +95,10 @@ def plan_fix(plan: Plan) -> Fix | None:
         return _drop_out(plan)
     if isinstance(plan, MoveAfter):
         return _move_after(plan)
+    if isinstance(plan, UnderNoGrad):
+        return _under_no_grad(plan)
+    if isinstance(plan, SelectsForUnbind):
+        return _selects_for_unbind(plan)
     return None
 
 
@@ -245,16 +252,56 @@ def _mentions(statements: tuple[ast.stmt, ...], dotted: str) -> bool:
         for node in ast.walk(statement):
             if isinstance(node, ast.Name) and node.id == head and dotted == head:
                 return True
-            if isinstance(node, ast.Attribute) and _dotted(node) == dotted:
+            if isinstance(node, ast.Attribute) and dotted_text(node) == dotted:
                 return True
     return False
 
 
-def _dotted(node: ast.expr) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
+def _under_no_grad(plan: UnderNoGrad) -> Fix | None:
+    """The statement moved into a ``with torch.no_grad():`` block of its own."""
+    torch = next((name for name, qualified in plan.place.aliases.items()
+                  if qualified == "torch"), None)
+    piece, statement = plan.place.piece, plan.place.statement
+    if torch is None or _spans_a_string(statement):
+        return None  # torch not imported by a name; re-indenting would change a string
+    first, last = statement.lineno, statement.end_lineno or statement.lineno
+    lines = [piece.line(n) for n in range(first, last + 1)]
+    indent = _indent(lines[0])
+    span = piece.span(statement)
+    # Alone on its lines: not after a ``for ...:`` on the same line, nor beside another
+    # statement (``a; b``); a comment after it moves with it.
+    rest = lines[-1][span.end_column - 1:].strip()
+    if span.column != len(indent) + 1 or (rest and not rest.startswith("#")):
         return None
-    return ".".join([node.id, *reversed(parts)])
+    unit = "\t" if "\t" in indent else "    "
+    body = "\n".join(unit + line if line.strip() else line for line in lines)
+    text = f"{indent}with {torch}.no_grad():\n{body}"
+    end = piece.document_line(last)
+    root = piece.segment(plan.root)
+    return Fix(f"Write `{root}` under `{torch}.no_grad()`: it is {plan.reason}, and "
+               "stays a leaf that requires grad",
+               (TextEdit(Span(piece.document_line(first), 1, end, len(lines[-1]) + 1), text),))
+
+
+def _spans_a_string(statement: ast.stmt) -> bool:
+    """Whether a string literal of the statement runs over more than one line."""
+    return any((isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and
+                                                    isinstance(node.value, (str, bytes))))
+               and (node.end_lineno or node.lineno) > node.lineno
+               for node in ast.walk(statement))
+
+
+def _selects_for_unbind(plan: SelectsForUnbind) -> Fix | None:
+    piece, call = plan.place.piece, plan.call
+    assert isinstance(call.func, ast.Attribute)
+    base = piece.segment(call.func.value)
+    dims = call.args + [k.value for k in call.keywords if k.arg == "dim"]
+    dim = piece.segment(dims[0]) if dims else "0"
+    used = {node.id for node in ast.walk(call) if isinstance(node, ast.Name)}
+    index = "i"
+    while index in used:  # the generator's own name must not hide the base's or dim's
+        index += "_"
+    text = f"tuple({base}.select({dim}, {index}) for {index} in range({base}.size({dim})))"
+    return Fix(f"Make the pieces single views, which autograd lets you write into (the "
+               f"writes still reach `{base}`): `{text}`",
+               (TextEdit(piece.span(call), text),))

@@ -9,8 +9,8 @@ computes.
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from gradguard.analysis.syntax import Piece
 
@@ -22,6 +22,12 @@ class Place:
     statement: ast.stmt
     block: Sequence[ast.stmt]
     piece: Piece
+    # The body of the function (or the module's statements) the statement runs in, and
+    # the names its module imports: what a fix that puts the statement under
+    # ``torch.no_grad()`` looks at (is the leaf's gradient read there? what is torch
+    # called?).
+    scope: Sequence[ast.stmt] = ()
+    aliases: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def index(self) -> int:
@@ -104,7 +110,45 @@ class MoveAfter:
     after: Place
 
 
-Plan = OutOfPlace | AugmentedToBinary | CloneFirst | CloneIfUsedLater | DropOut | MoveAfter
+@dataclass(frozen=True, eq=False)
+class UnderNoGrad:
+    """``w -= lr * w.grad`` -> the same statement under ``with torch.no_grad():``.
+
+    For a leaf that is state rather than a step of the computation: a parameter, a
+    tensor updated from its own gradient, one whose ``.grad`` the code reads. Its values
+    change and it stays the leaf it was; rebinding it out of place would make the name a
+    new tensor (with no ``.grad``, no longer the one an optimizer or a module holds).
+    """
+
+    root: ast.expr
+    reason: str
+    place: Place
+
+
+@dataclass(frozen=True, eq=False)
+class InPlaceOnly:
+    """A write with no out-of-place form (``c.index_copy_(...)``): no fix of its own, but
+    into a leaf it can go under no_grad (``leaf_plan``)."""
+
+    root: ast.expr
+    place: Place
+
+
+@dataclass(frozen=True, eq=False)
+class SelectsForUnbind:
+    """``rows = x.unbind(0)`` -> ``rows = tuple(x.select(0, i) for i in range(x.size(0)))``.
+
+    Autograd forbids writing into an output of unbind, but lets a single view be written
+    (it rebases the view's history): the same pieces, made one ``select`` each, so that
+    a write into one still reaches ``x``, as the code meant.
+    """
+
+    call: ast.Call
+    place: Place  # the statement that unbinds
+
+
+Plan = (OutOfPlace | AugmentedToBinary | CloneFirst | CloneIfUsedLater | DropOut | MoveAfter
+        | UnderNoGrad | InPlaceOnly | SelectsForUnbind)
 
 
 def receiver_root(node: ast.expr) -> ast.expr | None:
@@ -127,3 +171,103 @@ def is_dotted(node: ast.AST) -> bool:
     while isinstance(node, ast.Attribute):
         node = node.value
     return isinstance(node, ast.Name)
+
+
+def rebinds(plan: Plan) -> ast.expr | None:
+    """The name an out-of-place plan makes a new tensor (the leaf it wrote before)."""
+    if isinstance(plan, OutOfPlace):
+        return plan.rebind
+    if isinstance(plan, AugmentedToBinary):
+        return plan.node.target
+    if isinstance(plan, (CloneFirst, CloneIfUsedLater)):
+        return plan.root
+    if isinstance(plan, DropOut):
+        return plan.target
+    if isinstance(plan, InPlaceOnly):
+        return plan.root
+    return None
+
+
+def leaf_plan(rebuild: Plan | None, parameter: bool, saved: bool) -> Plan | None:
+    """The fix of an in-place write into a leaf that requires grad (GG002).
+
+    Autograd allows it in two ways, which compute different things: under
+    ``torch.no_grad()`` the leaf takes the new values and stays a leaf (what an
+    initialisation or an update of a parameter means); out of place (``rebuild``), the
+    name becomes a new tensor computed from the leaf, and gradients flow back to it
+    through the op (what a step of the computation means). Which one the code means:
+
+    - a leaf some op saved for backward: only out of place (a write under no_grad
+      would overwrite what that backward needs);
+    - a parameter (of a module, or handed out by ``.parameters()``), a write whose
+      value reads a ``.grad`` (an optimisation step), or a leaf whose ``.grad`` the code
+      reads: under no_grad (rebound, the name would no longer be the leaf);
+    - anything else, a step of the computation: out of place.
+    """
+    root = rebinds(rebuild) if rebuild is not None else None
+    if rebuild is None or root is None:
+        return None
+    if saved:
+        return rebuild
+    place = rebuild.place
+    if parameter:
+        return UnderNoGrad(root, "a parameter", place)
+    if any(isinstance(node, ast.Attribute) and node.attr == "grad"
+           for node in ast.walk(place.statement)):
+        return UnderNoGrad(root, "updated from a gradient", place)
+    name = dotted_text(root)
+    if name is not None and _reads_grad_of(place.scope, name):
+        return UnderNoGrad(root, "a leaf whose `.grad` the code reads", place)
+    return None if isinstance(rebuild, InPlaceOnly) else rebuild
+
+
+def _reads_grad_of(statements: Sequence[ast.stmt], name: str) -> bool:
+    return any(isinstance(node, ast.Attribute) and node.attr == "grad" and
+               dotted_text(node.value) == name
+               for statement in statements for node in ast.walk(statement))
+
+
+def dotted_text(node: ast.AST) -> str | None:
+    """``self.h`` for a name or an attribute chain on a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def step_move(step: Place, backward: Place) -> MoveAfter | None:
+    """Where to move an optimizer step that a later backward still needs the parameters
+    of: after that backward, or after the statement of the step's own block that holds
+    it (``if gen_loss is not None: gen_loss.backward()``). None when the backward is not
+    later in the step's block (another function, or the next pass of a loop)."""
+    for statement in step.block[step.index + 1:]:
+        if statement is backward.statement or \
+                any(node is backward.statement for node in ast.walk(statement)):
+            return MoveAfter(step, Place(statement, step.block, step.piece))
+    return None
+
+
+def unbind_plan(name: str, place: Place) -> SelectsForUnbind | None:
+    """The unbind that made ``name``, a tuple of views written at ``place``: the last
+    statement before it in its block that binds ``name``, when that is
+    ``name = x.unbind(dim)`` (``x`` a name, ``dim`` a number or a name)."""
+    for statement in reversed(place.block[:place.index]):
+        if not any(isinstance(node, ast.Name) and node.id == name and
+                   isinstance(node.ctx, ast.Store) for node in ast.walk(statement)):
+            continue
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and
+                isinstance(statement.targets[0], ast.Name)):
+            return None
+        call = statement.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and
+                call.func.attr == "unbind" and is_dotted(call.func.value)):
+            return None
+        dims = call.args + [k.value for k in call.keywords if k.arg == "dim"]
+        if len(dims) > 1 or len(call.keywords) > len(dims) - len(call.args) or \
+                any(not isinstance(d, (ast.Constant, ast.Name)) for d in dims):
+            return None
+        return SelectsForUnbind(call, Place(statement, place.block, place.piece))
+    return None

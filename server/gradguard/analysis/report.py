@@ -85,7 +85,8 @@ def to_hazard(finding: Finding) -> Hazard:
                 what += (f"; and {len(parts) - NAMED_SAVES} more saved at line"
                          f"{'s' if len(others) > 1 else ''} "
                          f"{', '.join(str(line) for line in others)}")
-            message = rule.message("static", op=code(finding.op), saved=what)
+            message = rule.message("static", op=code(finding.op), saved=what,
+                                   advice=_where_to_step(finding))
     elif finding.code == CODE_SKIPPED:
         message = _skipped_message(finding)
     elif finding.code == LEAF_WRITTEN_IN_PLACE:
@@ -106,6 +107,20 @@ def to_hazard(finding: Finding) -> Hazard:
                                _other(piece.path, finding.piece.path)))
     return Hazard(finding.code, span, message, _severity(finding), finding.confidence,
                   tuple(related), _fix(finding))
+
+
+def _where_to_step(finding: Finding) -> str:
+    """Where a GG004 step belongs: after the backward that still needs the parameters."""
+    rule = RULES[PARAMETERS_UPDATED_BEFORE_BACKWARD]
+    if finding.backward is None:
+        return rule.message("advice")
+    piece, node = finding.backward
+    line = piece.span(node).line
+    where = f"line {line}"
+    if piece.path != finding.piece.path:
+        where = f"{_near(piece.path, finding.piece.path)}:{line}"
+    kind = "advice.again" if finding.detail == "again" else "advice.at"
+    return rule.message(kind, where=where)
 
 
 def _near(path: str, home: str) -> str:

@@ -305,8 +305,9 @@ def run_fix(paths: list[str], selection: Selection, diff: bool, discovery: Disco
             config: ProjectConfig) -> int:
     fixed = 0
     left: list[Finding] = []
+    roots = project_roots(paths)
     for path in discover(paths, discovery):
-        count, remaining, cells = fix_file(path, selection, diff)
+        count, remaining, cells = fix_file(path, selection, diff, roots)
         fixed += count
         left.extend(Finding(path, hazard, cells) for hazard in remaining)
     verb = "would fix" if diff else "fixed"

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from gradguard.analysis import Hazard, Selection, SourceError, analyze_source
+from gradguard.analysis.analyze import analysis_in_project
 from gradguard.analysis.report import not_analysed
 from gradguard.analysis.syntax import parse
 from gradguard.cli.files import read
@@ -33,10 +34,11 @@ def write_atomically(path: str, text: str) -> None:
         raise
 
 
-def fix_file(path: str, selection: Selection,
-             diff: bool) -> tuple[int, list[Hazard], CellMap | None]:
-    """Fix one file (or print its diff); returns (hazards fixed, hazards left, the cells
-    of a notebook, which the lines of the hazards left refer to)."""
+def fix_file(path: str, selection: Selection, diff: bool,
+             roots: tuple[str, ...] = ()) -> tuple[int, list[Hazard], CellMap | None]:
+    """Fix one file (or print its diff), analysed in the project of ``roots`` (its
+    imports followed, as ``check`` does); returns (hazards fixed, hazards left, the
+    cells of a notebook, which the lines of the hazards left refer to)."""
     source = read(path)
     if source.text is None:
         return 0, [not_analysed(source.error or "cannot read", source.line, source.column)], None
@@ -45,7 +47,9 @@ def fix_file(path: str, selection: Selection,
             result, new_text, cells = _fix_notebook(source.text, selection)
         else:
             parse(source.text)  # a file that does not parse is not analysed: say so
-            result = fix_text(source.text, selection)
+            analysis = analysis_in_project(os.path.abspath(path), list(roots),
+                                           selection=selection)
+            result = fix_text(source.text, selection, analysis)
             new_text, cells = result.text, None
     except SourceError as error:
         return 0, [not_analysed(str(error), error.line, error.column)], None

@@ -15,7 +15,7 @@ fixes, all apply fixes here, so the editor and the command line produce the same
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from gradguard.analysis.analyze import Selection, analyze_source
@@ -128,15 +128,20 @@ class FixResult:
     error: str | None = None
 
 
-def fix_text(source: str, selection: Selection | None = None) -> FixResult:
+def fix_text(source: str, selection: Selection | None = None,
+             analysis: Callable[[str], list[Hazard]] | None = None) -> FixResult:
     """Apply every fix, re-analysing between rounds, until none is left to apply.
 
-    The text is analysed alone (``analyze_source``), by ``check --fix`` and the server
-    alike. The result is left as the source was if a round is refused: a fix must never
-    leave a file broken, or touch a line it was not meant for.
+    ``analysis`` gives the hazards of a text of the file: by default the text is
+    analysed alone (``analyze_source``); ``check --fix`` and the server's fix-all pass
+    ``analysis_in_project`` for a file of a project, so that they fix what ``check``
+    reports there. The result is left as the source was if a round is refused: a fix
+    must never leave a file broken, or touch a line it was not meant for.
     """
 
     def analyse(text: str) -> list[Hazard]:
+        if analysis is not None:
+            return analysis(text)
         return analyze_source(text, selection)
 
     bom = BOM if source.startswith(BOM) else ""

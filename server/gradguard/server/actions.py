@@ -9,15 +9,17 @@ client also refuses one that raced with a keystroke.
 
 from __future__ import annotations
 
+import os
 import tokenize
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lsprotocol import types
 
+from gradguard.analysis.analyze import analysis_in_project
 from gradguard.analysis.blocks import split_blocks
-from gradguard.analysis.hazard import Fix, Span, TextEdit
+from gradguard.analysis.hazard import Fix, Hazard, Span, TextEdit
 from gradguard.analysis.suppression import suppression_comment
 from gradguard.analysis.syntax import SourceError
 from gradguard.fixes.apply import apply_fix, fix_text, overlaps
@@ -229,11 +231,20 @@ class ActionBuilder:
         if known is not None and known[0] == key:
             return known[1]
         try:
-            fixed = fix_text(self.index.text, self.selection).text
+            fixed = fix_text(self.index.text, self.selection, self._analysis()).text
         except SourceError:  # a block is being typed: nothing can be checked to parse
             fixed = self.index.text
         self.unit.fixed_all = (key, fixed)
         return fixed
+
+    def _analysis(self) -> Callable[[str], list[Hazard]] | None:
+        """A file of the workspace is analysed with its imports followed, as ``check``
+        does (the fix engine's default analyses the text alone)."""
+        project = self.unit.project
+        if self.unit.path is None or project is None:
+            return None
+        return analysis_in_project(os.path.abspath(self.unit.path), project.roots,
+                                   project.read, self.selection)
 
     def _one_round(self, diagnostics: list[types.Diagnostic]
                    ) -> tuple[list[Edit], list[types.Diagnostic]]:

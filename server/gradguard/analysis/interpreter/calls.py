@@ -89,6 +89,23 @@ class Calls(State):
             self.call_function(found[1], args, kwargs, instance, site)
         return instance
 
+    def has_layer_parameters(self, spec: UserModule) -> bool:
+        """Whether a user class derives from a torch layer with parameters (``class
+        CatConv2d(nn.Conv2d)``): its ``weight`` and ``bias`` are that layer's."""
+        info = self.class_of(spec)
+        for _ in range(MAX_DEPTH):  # a chain of the project's own classes, bounded
+            if info is None:
+                return False
+            module = next((self.facts.modules[base] for base in info.bases
+                           if base in self.facts.modules), None)
+            if module is not None:
+                return module.has_parameters
+            program = self.program_at(info.path)
+            parents = [program.class_info(base.rpartition(".")[2], self.reads)
+                       for base in info.bases]
+            info = next((parent for parent in parents if parent is not None), None)
+        return False
+
     def class_of(self, spec: UserModule) -> ClassInfo | None:
         program = self.programs.get(spec.path)
         if program is None:

@@ -21,6 +21,7 @@ from gradguard.analysis.values import (
     NnModule,
     Save,
     Storage,
+    UserModule,
     Value,
     constant,
     is_tensorish,
@@ -162,8 +163,10 @@ class Expressions(State):
                 return owner.attrs[attr]
             if attr == "training":
                 return constant(True)
-            if isinstance(owner.spec, NnModule) and attr in ("weight", "bias") and \
-                    owner.params is not None:
+            spec = owner.spec
+            if attr in ("weight", "bias") and owner.params is not None and (
+                    isinstance(spec, NnModule) or
+                    (isinstance(spec, UserModule) and self.has_layer_parameters(spec))):
                 return Value("tensor", (owner.params,), True)
             return unknown()
         if is_tensorish(owner):

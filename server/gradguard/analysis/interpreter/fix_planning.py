@@ -9,11 +9,13 @@ from gradguard.analysis.fix_plans import (
     CloneFirst,
     DropArgument,
     DropOut,
+    InPlaceOnly,
     OutOfPlace,
     Plan,
     Rename,
     is_dotted,
     receiver_root,
+    unbind_plan,
 )
 from gradguard.analysis.interpreter.state import Frame, State
 from gradguard.analysis.values import Value
@@ -23,9 +25,18 @@ class FixPlanning(State):
     def clone_first(self, target: ast.expr, frame: Frame) -> Plan | None:
         """Write into a copy: possible when the written view starts from a tensor name."""
         root = receiver_root(target)
-        if root is None or self.place is None or self.eval(root, frame).kind != "tensor":
+        if root is None or self.place is None:
             return None
-        return CloneFirst(root, self.place)
+        value = self.eval(root, frame)
+        if value.kind == "tensor":
+            return CloneFirst(root, self.place)
+        if value.kind == "list" and value.view == "multi" and isinstance(root, ast.Name) and \
+                value.requires_grad is True and self.autograd.grad_enabled and \
+                not any(storage.leaf for storage in value.storages):
+            # ``rows[0].mul_(2)`` on ``rows = x.unbind()``: autograd refuses the write (a
+            # view of a leaf would be refused as single views too).
+            return unbind_plan(root.id, self.place)
+        return None
 
     def rebinding_keeps_meaning(self, target: Value) -> bool:
         """Whether ``x = <out of place>`` computes what writing into ``x`` did.
@@ -41,6 +52,8 @@ class FixPlanning(State):
         receiver = call.func.value
         out_of_place = name.removesuffix("_")
         effect = self.facts.methods.get(out_of_place)
+        if self.place is not None and effect is None and is_dotted(receiver):
+            return InPlaceOnly(receiver, self.place)
         if self.place is None or effect is None or effect.writes or out_of_place == name:
             return None
         if is_dotted(receiver):

@@ -14,7 +14,7 @@ from gradguard.analysis.names import dotted_name
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, Reads
 from gradguard.analysis.summaries import Context, Guard, Summary
 from gradguard.analysis.syntax import Piece
-from gradguard.analysis.values import Storage, Value, join
+from gradguard.analysis.values import Storage, UserModule, Value, join
 from gradguard.facts.table import Facts, InplaceFlag
 
 MAX_DEPTH = 8
@@ -268,6 +268,9 @@ class State:
         raise NotImplementedError
 
     def later_statements(self) -> tuple[ast.stmt, ...]:
+        raise NotImplementedError
+
+    def has_layer_parameters(self, spec: UserModule) -> bool:
         raise NotImplementedError
 
     def arguments(self, call: ast.Call,

@@ -60,7 +60,8 @@ class Statements(State):
     def exec_statement(self, statement: ast.stmt, frame: Frame) -> None:
         self.tick()
         if isinstance(statement, _SIMPLE):
-            self.place = Place(statement, self.block, frame.piece)
+            scope = self.positions[0].statements if self.positions else self.block
+            self.place = Place(statement, self.block, frame.piece, scope, frame.program.aliases)
             self.exec_small(statement, frame)
             self.place = None
         elif isinstance(statement, ast.If):

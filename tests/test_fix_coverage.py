@@ -1,0 +1,69 @@
+"""Fix coverage on the accuracy corpus (issue 17): at least 95% of the hazards
+``gradguard check`` reports on tests/corpus carry a fix, and every offered fix, applied
+by ``check --fix`` to a copy of its case and run under torch, runs backward and computes
+the same first loss as the original or as the maintainers' fix. The measuring is
+tools/fix_coverage.py, which ``python bench/fix_coverage.py`` prints.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tools.corpus import Findings, load_manifest  # noqa: E402
+from tools.fix_coverage import Coverage, Verification, measure, verify_all  # noqa: E402
+
+CASES = load_manifest()
+
+
+@functools.cache
+def measured() -> tuple[Coverage, Findings]:
+    return measure(CASES)
+
+
+@functools.cache
+def verified() -> dict[str, Verification]:
+    pytest.importorskip("torch")
+    coverage, findings = measured()
+    return {v.case.file: v for v in verify_all(CASES, findings, jobs=os.cpu_count())}
+
+
+def test_at_least_95_percent_of_the_reported_hazards_carry_a_fix() -> None:
+    coverage, _ = measured()
+    assert not coverage.errors, coverage.errors
+    unfixed = "\n".join(f"{u.file}:{u.line} {u.code}" for u in coverage.unfixed)
+    assert coverage.percent >= 95.0, f"{coverage.percent:.1f}%; without a fix:\n{unfixed}"
+
+
+def test_a_step_left_without_a_fix_says_where_it_belongs() -> None:
+    coverage, _ = measured()
+    for hazard in coverage.unfixed:
+        if hazard.code == "GG004":
+            assert "call it after the backward at" in hazard.message or \
+                "runs again after it" in hazard.message, hazard
+
+
+# Fixes check offers that --fix cannot apply yet, and why.
+NOT_APPLIED = {
+    "positive/yolov5_split/train.py":
+        "the write in utils/loss.py is a hazard only when train.py's roots call it; --fix "
+        "analyses each file in its project from that file's own roots",
+}
+FIXED = [pytest.param(c.file, marks=pytest.mark.xfail(reason=NOT_APPLIED[c.file], strict=True))
+         if c.file in NOT_APPLIED else c.file
+         for c in sorted(CASES, key=lambda c: c.file) if c.kind == "positive"]
+
+
+@pytest.mark.parametrize("file", FIXED)
+def test_every_fix_applied_runs_backward_and_computes_the_same_first_loss(file: str) -> None:
+    result = verified().get(file)
+    if result is None:
+        pytest.skip("no fix offered in this case")
+    assert result.ok, result.problem
