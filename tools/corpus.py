@@ -10,8 +10,8 @@ Two steps, both driven by tests/corpus/manifest.csv (one row a case):
    view); a fixed or negative script must exit 0. A positive of kind ``silent-grad`` (a
    write through ``.data`` into a saved tensor: autograd raises nothing, the gradients
    are wrong) must exit 0 and print a ``GRADS:`` line whose numbers differ from the
-   ``GRADS:`` line its fixed counterpart prints (see ``judge_silent``). A case that does not behave as
-   labelled fails loudly: the judge exits 1 and says which one and why.
+   ``GRADS:`` line its fixed counterpart prints (see ``judge_silent``). A case that does
+   not behave as labelled fails loudly: the judge exits 1 and says which one and why.
 2. Scores. ``gradguard check --format json`` runs on every file and is scored against
    the labels, per pattern. A positive is *found* when a finding's range covers one of
    its ``inplace_line`` numbers (the line of the in-place op; for an ``inplace=True``
