@@ -7,8 +7,11 @@ Two steps, both driven by tests/corpus/manifest.csv (one row a case):
 
 1. Labels. Every script runs under torch in a subprocess, with a timeout. A positive
    must raise the in-place RuntimeError of its ``error`` kind (saved-modified, leaf or
-   view); a fixed or negative script must exit 0. A case that does not behave as
-   labelled fails loudly: the judge exits 1 and says which one and why.
+   view); a fixed or negative script must exit 0. A positive of kind ``silent-grad`` (a
+   write through ``.data`` into a saved tensor: autograd raises nothing, the gradients
+   are wrong) must exit 0 and print a ``GRADS:`` line whose numbers differ from the
+   ``GRADS:`` line its fixed counterpart prints (see ``judge_silent``). A case that does
+   not behave as labelled fails loudly: the judge exits 1 and says which one and why.
 2. Scores. ``gradguard check --format json`` runs on every file and is scored against
    the labels, per pattern. A positive is *found* when a finding's range covers one of
    its ``inplace_line`` numbers (the line of the in-place op; for an ``inplace=True``
@@ -71,6 +74,13 @@ ERROR_TEXTS: dict[str, tuple[str, ...]] = {
         "A view was created in no_grad mode and is being modified inplace",
     ),
 }
+
+# A positive whose in-place write raises nothing but silently corrupts the gradients
+# (``x.data.mul_()`` on a tensor backward saved). Judged by comparing gradients with the
+# fixed counterpart: both scripts print one line ``GRADS: [numbers...]`` (JSON).
+SILENT = "silent-grad"
+GRADS_PREFIX = "GRADS:"
+GRADS_RTOL, GRADS_ATOL = 1e-4, 1e-6
 
 MARKERS = {"inplace": re.compile(r"#.*\[inplace\]"), "saves": re.compile(r"#.*\[saves\]")}
 
@@ -169,8 +179,9 @@ def load_manifest(path: Path = MANIFEST) -> list[Case]:
         if not case.pattern or not case.source:
             problems.append(f"{where}: pattern and source are required")
         if case.kind == "positive":
-            if case.error not in ERROR_TEXTS:
-                problems.append(f"{where}: error {case.error!r} is not one of {list(ERROR_TEXTS)}")
+            if case.error not in ERROR_TEXTS and case.error != SILENT:
+                problems.append(f"{where}: error {case.error!r} is not one of "
+                                f"{[*ERROR_TEXTS, SILENT]}")
             if not case.inplace_lines:
                 problems.append(f"{where}: a positive needs its inplace_line")
         elif case.error or case.inplace_lines or case.saving_lines:
@@ -244,8 +255,60 @@ def script_env() -> dict[str, str]:
     return env
 
 
+def fixed_counterpart(case: Case) -> Path:
+    """The fixed script paired with a positive (same path below fixed/)."""
+    return (CORPUS / "fixed" / Path(case.file).relative_to("positive")).resolve()
+
+
+def grads_line(stdout: str) -> list[float] | None:
+    """The numbers of the last ``GRADS:`` line a script printed, if any."""
+    lines = [line for line in stdout.splitlines() if line.startswith(GRADS_PREFIX)]
+    if not lines:
+        return None
+    try:
+        values = json.loads(lines[-1][len(GRADS_PREFIX):])
+        return [float(v) for v in values]
+    except (ValueError, TypeError):
+        return None
+
+
+def _run_script(path: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                          timeout=timeout, cwd=path.parent, env=_script_env())
+
+
+def judge_silent(case: Case, timeout: float = LABEL_TIMEOUT) -> LabelResult:
+    """A silent-grad positive: it runs cleanly, and the gradients it prints differ from
+    those of its fixed counterpart (same seed, same data, the write made safe)."""
+    start = time.monotonic()
+    fixed = fixed_counterpart(case)
+    try:
+        runs = [_run_script(path, timeout) for path in (case.path, fixed)]
+    except subprocess.TimeoutExpired:
+        return LabelResult(case, False, f"timed out after {timeout:.0f} s",
+                           time.monotonic() - start)
+    seconds = time.monotonic() - start
+    for path, proc in zip((case.path, fixed), runs, strict=True):
+        if proc.returncode != 0:
+            return LabelResult(case, False, f"{path.name} ({path.parent.name}) failed (exit "
+                               f"{proc.returncode}): {_last_error(proc.stderr)}", seconds)
+    bad, good = (grads_line(proc.stdout) for proc in runs)
+    if bad is None or good is None:
+        return LabelResult(case, False, f"a silent-grad case and its fix must each print "
+                           f"one {GRADS_PREFIX} line", seconds)
+    same = len(bad) == len(good) and all(
+        abs(b - g) <= GRADS_ATOL + GRADS_RTOL * abs(g) for b, g in zip(bad, good, strict=True))
+    if same:
+        return LabelResult(case, False, "ran cleanly with the same gradients as its fix: "
+                           "the write does not corrupt them", seconds)
+    return LabelResult(case, True, "ran cleanly, with gradients that differ from its fix",
+                       seconds)
+
+
 def judge_label(case: Case, timeout: float = LABEL_TIMEOUT) -> LabelResult:
     """Run one script under torch and say whether it behaves as labelled."""
+    if case.kind == "positive" and case.error == SILENT:
+        return judge_silent(case, timeout)
     start = time.monotonic()
     try:
         proc = subprocess.run([sys.executable, str(case.path)], capture_output=True, text=True,
