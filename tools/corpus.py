@@ -274,7 +274,7 @@ def grads_line(stdout: str) -> list[float] | None:
 
 def _run_script(path: Path, timeout: float) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
-                          timeout=timeout, cwd=path.parent, env=_script_env())
+                          timeout=timeout, cwd=path.parent, env=script_env())
 
 
 def judge_silent(case: Case, timeout: float = LABEL_TIMEOUT) -> LabelResult:
