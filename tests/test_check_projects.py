@@ -108,3 +108,76 @@ def test_fix_applies_the_fix_check_reports_for_a_hazard_only_the_project_shows(
     assert done.returncode == 0, done.stdout + done.stderr
     assert "out = out + 1\n" in (project / "train.py").read_text("utf-8")
     assert (project / "model.py").read_text("utf-8") == MODEL
+
+
+LOSS = '''import torch
+
+
+def loss_of(out):
+    probs = torch.sigmoid(out)
+    loss = probs.sum()
+    probs[:, 0] = 0
+    return loss
+'''
+
+TRAIN_WITH_LOSS = '''import torch
+from loss import loss_of
+
+x = torch.randn(2, 4, requires_grad=True)
+loss = loss_of(x * 2)
+loss.backward()
+'''
+
+
+@pytest.fixture()
+def loss_project(tmp_path: Path) -> Path:
+    (tmp_path / "loss.py").write_text(LOSS, "utf-8")
+    (tmp_path / "train.py").write_text(TRAIN_WITH_LOSS, "utf-8")
+    return tmp_path
+
+
+def fix(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gradguard", "check", "--fix", "--no-cache",
+                           *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_fix_on_the_project_fixes_a_hazard_in_an_imported_file_found_from_the_script(
+        loss_project: Path) -> None:
+    # The write in loss.py overwrites what the sigmoid saved only when something calls
+    # loss_of with a tensor that requires grad: train.py does, loss.py alone does not.
+    [hazard] = findings(check(".", "--no-cache", cwd=loss_project))
+    assert (hazard["path"], hazard["line"], hazard["code"]) == ("./loss.py", 7, "GG001")
+    assert hazard["fix"] is not None
+
+    done = fix(".", cwd=loss_project)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (loss_project / "loss.py").read_text("utf-8") != LOSS
+    assert (loss_project / "train.py").read_text("utf-8") == TRAIN_WITH_LOSS
+    assert findings(check(".", "--no-cache", cwd=loss_project)) == []
+    # The fixed project runs backward under torch (the original fails in it).
+    pytest.importorskip("torch")
+    ran = subprocess.run([sys.executable, "train.py"], cwd=loss_project, capture_output=True,
+                         text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+
+
+def test_fix_on_the_imported_file_alone_changes_nothing(loss_project: Path) -> None:
+    # Without train.py in the run nothing reaches the write with grad: check reports
+    # nothing there, so --fix changes nothing (as the editor's fix-all on that file).
+    assert findings(check("loss.py", "--no-cache", cwd=loss_project)) == []
+
+    done = fix("loss.py", cwd=loss_project)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (loss_project / "loss.py").read_text("utf-8") == LOSS
+
+
+def test_diff_on_the_project_shows_the_fix_in_the_imported_file_and_writes_nothing(
+        loss_project: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "gradguard", "check", "--diff", "--no-cache",
+                           "."], cwd=loss_project, capture_output=True, text=True, timeout=120)
+
+    assert "+++ b/./loss.py" in done.stdout, done.stdout + done.stderr
+    assert "train.py" not in done.stdout
+    assert (loss_project / "loss.py").read_text("utf-8") == LOSS

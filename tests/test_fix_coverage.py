@@ -50,15 +50,7 @@ def test_a_step_left_without_a_fix_says_where_it_belongs() -> None:
                 "runs again after it" in hazard.message, hazard
 
 
-# Fixes check offers that --fix cannot apply yet, and why.
-NOT_APPLIED = {
-    "positive/yolov5_split/train.py":
-        "the write in utils/loss.py is a hazard only when train.py's roots call it; --fix "
-        "analyses each file in its project from that file's own roots",
-}
-FIXED = [pytest.param(c.file, marks=pytest.mark.xfail(reason=NOT_APPLIED[c.file], strict=True))
-         if c.file in NOT_APPLIED else c.file
-         for c in sorted(CASES, key=lambda c: c.file) if c.kind == "positive"]
+FIXED = [c.file for c in sorted(CASES, key=lambda c: c.file) if c.kind == "positive"]
 
 
 @pytest.mark.parametrize("file", FIXED)

@@ -23,7 +23,7 @@ from gradguard.analysis import Selection
 from gradguard.analysis.analyze import analyze_source
 from gradguard.analysis.hazard import Hazard
 from gradguard.cli.check import check_file, project_roots
-from gradguard.cli.fixing import fix_file
+from gradguard.cli.fixing import fix_run
 from gradguard.cli.formats import FORMATTERS, Finding
 
 EXAMPLES = int(os.environ.get("GRADGUARD_FUZZ_EXAMPLES", "40"))
@@ -76,7 +76,7 @@ def fix_property(data: bytes, folder: Path) -> None:
         flagged.update(range(hazard.span.line, hazard.span.end_line + 1))
         for edit in hazard.fix.edits if hazard.fix else ():
             flagged.update(range(edit.span.line, edit.span.end_line + 1))
-    fix_file(str(path), Selection(), diff=False)
+    fix_run([str(path)], Selection(), diff=False)
     after = path.read_bytes()
     if after == data:
         return
@@ -87,7 +87,7 @@ def fix_property(data: bytes, folder: Path) -> None:
     for tag, first, last, _, _ in matcher.get_opcodes():
         if tag in ("replace", "delete"):
             assert set(range(first + 1, last + 1)) <= flagged, (tag, first, last)
-    fix_file(str(path), Selection(), diff=False)
+    fix_run([str(path)], Selection(), diff=False)
     assert path.read_bytes() == after  # a second run changes nothing
 
 

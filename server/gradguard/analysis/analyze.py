@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gradguard.analysis.blocks import defined_name, split_blocks
@@ -19,8 +19,8 @@ from gradguard.analysis.syntax import Piece, SourceError, parse
 from gradguard.config import Selection
 from gradguard.text import source_lines
 
-__all__ = ["Selection", "SourceError", "analysis_in_project", "analyze_file", "analyze_source",
-           "may_hold_hazards", "project_for"]
+__all__ = ["Selection", "SourceError", "analysis_in_project", "analysis_of_run", "analyze_file",
+           "analyze_in_run", "analyze_source", "may_hold_hazards", "project_for"]
 
 # Every hazard needs an in-place write, an optimizer step or a backward; text with none
 # of these cannot hold one, and skipping its parse is most of the speed on real trees.
@@ -263,6 +263,61 @@ def analysis_in_project(path: str, roots: list[str],
 
     def analyse(text: str) -> list[Hazard]:
         return analyze_file(path, text, project_for(roots, read), selection).found.get(path, [])
+
+    return analyse
+
+
+def analyze_in_run(path: str, source: str, project: Project, selection: Selection | None,
+                   cache: SummaryCache) -> FileAnalysis:
+    """``analyze_file`` for one file of a run over many (``check``, ``check --fix``),
+    sharing one project and its summaries. The file's program and summaries are kept
+    only if another file imports it: the files of a run are many, and each is analysed
+    once."""
+    imported = project.programs.get(path) is not None
+    try:
+        return analyze_file(path, source, project, selection, cache)
+    finally:
+        if not imported:
+            project.programs.pop(path, None)
+            cache.forget_file(path)
+
+
+def analysis_of_run(paths: Sequence[str], roots: list[str],
+                    read: Callable[[str], str | None] = read_file,
+                    selection: Selection | None = None,
+                    ) -> Callable[[Mapping[str, str]], dict[str, list[Hazard]]]:
+    """How ``check --fix`` analyses the texts its fixes make of the files of a run: as
+    ``check`` does, every file of the run in one project, its imports followed, and
+    the hazards gathered by the file each is in (a write in an imported loss module is
+    found from the training script that calls it). A hazard found from several files
+    counts once. The texts given replace the files' own; each analysis gets a project
+    of its own, so that none reads a text of an earlier round."""
+
+    def analyse(texts: Mapping[str, str]) -> dict[str, list[Hazard]]:
+        def current(path: str) -> str | None:
+            return texts[path] if path in texts else read(path)
+
+        project = project_for(roots, current)
+        cache = SummaryCache()
+        found: dict[str, dict[tuple[object, ...], Hazard]] = {}
+        for path in paths:
+            source = current(path)
+            if source is None:
+                continue
+            try:
+                analysis = analyze_in_run(path, source, project, selection, cache)
+            except (SourceError, RecursionError):
+                continue  # not analysed: the caller reports the file (GG900)
+            for where, hazards in analysis.found.items():
+                distinct = found.setdefault(where, {})
+                for hazard in hazards:
+                    # As ``check`` shows it: once, found where it has the fewest related.
+                    key = (hazard.code, hazard.span, hazard.message)
+                    known = distinct.get(key)
+                    if known is None or len(hazard.related) < len(known.related):
+                        distinct[key] = hazard
+        return {where: sorted(hazards.values(), key=lambda h: (h.span, h.code, h.message))
+                for where, hazards in found.items()}
 
     return analyse
 

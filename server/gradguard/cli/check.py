@@ -21,14 +21,14 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from gradguard.analysis import Hazard, Selection, SourceError
-from gradguard.analysis.analyze import analyze_file, project_for
+from gradguard.analysis.analyze import analyze_in_run, project_for
 from gradguard.analysis.interpreter import SummaryCache
 from gradguard.analysis.project import Project
 from gradguard.analysis.report import not_analysed
 from gradguard.cli.cache import Entry, ResultCache, digest
 from gradguard.cli.discovery import Discovery, discover, load_discovery
-from gradguard.cli.files import read
-from gradguard.cli.fixing import fix_file
+from gradguard.cli.files import read, shown_path
+from gradguard.cli.fixing import fix_run
 from gradguard.cli.formats import FORMATTERS, Finding
 from gradguard.cli.notebook import CellMap, NotebookError, program_of
 from gradguard.config import ProjectConfig, load
@@ -66,21 +66,16 @@ def check_file(job: tuple[str, Selection, tuple[str, ...]]) -> FileResult:
     if source.text is None:
         return _failed(path, source.error or "cannot read", source.line, source.column)
     project, summaries = _project(roots)
-    imported = project.programs.get(absolute) is not None
     cells = None
     try:
         text, cells = program_of(path, source.text)
-        analysis = analyze_file(absolute, text, project, selection, summaries)
+        analysis = analyze_in_run(absolute, text, project, selection, summaries)
     except NotebookError as error:
         return _failed(path, str(error), text_digest=digest(source.text))
     except SourceError as error:
         return _failed(path, str(error), error.line, error.column, digest(source.text), cells)
     except RecursionError:
         return _failed(path, "too deeply nested to analyse", text_digest=digest(source.text))
-    finally:
-        if not imported:  # kept only if another file imports it
-            project.programs.pop(absolute, None)
-            summaries.forget_file(absolute)
     found = [(where, hazard) for where, hazards in analysis.found.items()
              for hazard in hazards]
     read_texts = {other: digest(project.texts[other]) for other in analysis.read
@@ -277,12 +272,12 @@ def _reported(results: list[FileResult], files: list[str]) -> list[Finding]:
     best: dict[tuple[object, ...], tuple[str, Hazard, CellMap | None]] = {}
     for result in results:
         for where, hazard in result.found:
-            path = shown.get(where) or _relative(where)
+            path = shown.get(where) or shown_path(where)
             key = (where, hazard.code, hazard.span, hazard.message)
             known = best.get(key)
             if known is None or len(hazard.related) < len(known[1].related):
                 related = tuple(r if r.path is None else
-                                replace(r, path=shown.get(r.path) or _relative(r.path))
+                                replace(r, path=shown.get(r.path) or shown_path(r.path))
                                 for r in hazard.related)
                 best[key] = (path, replace(hazard, related=related), cells.get(where))
     ordered = sorted(best.values(), key=lambda item: (order.get(item[0], len(order)),
@@ -296,18 +291,13 @@ def _with_severities(found: list[Finding], config: ProjectConfig) -> list[Findin
         f.hazard.code, f.hazard.severity))) for f in found]
 
 
-def _relative(path: str) -> str:
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
-
-
 def run_fix(paths: list[str], selection: Selection, diff: bool, discovery: Discovery,
             config: ProjectConfig) -> int:
     fixed = 0
     left: list[Finding] = []
     roots = project_roots(paths)
-    for path in discover(paths, discovery):
-        count, remaining, cells = fix_file(path, selection, diff, roots)
+    for path, count, remaining, cells in fix_run(list(discover(paths, discovery)), selection,
+                                                  diff, roots):
         fixed += count
         left.extend(Finding(path, hazard, cells) for hazard in remaining)
     verb = "would fix" if diff else "fixed"

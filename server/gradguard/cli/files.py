@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,3 +33,9 @@ def read(path: str) -> SourceFile:
                           "GradGuard reads Python source as UTF-8",
                           data.count(b"\n", 0, error.start) + 1, error.start - line_start + 1)
     return SourceFile(path, text, bom=data.startswith(b"\xef\xbb\xbf"))
+
+
+def shown_path(path: str) -> str:
+    """An absolute path as a run shows it: relative to where it runs, if below it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative

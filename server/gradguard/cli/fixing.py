@@ -9,12 +9,12 @@ import tempfile
 from pathlib import Path
 
 from gradguard.analysis import Hazard, Selection, SourceError, analyze_source
-from gradguard.analysis.analyze import analysis_in_project
+from gradguard.analysis.analyze import analysis_of_run
 from gradguard.analysis.report import not_analysed
 from gradguard.analysis.syntax import parse
-from gradguard.cli.files import read
+from gradguard.cli.files import read, shown_path
 from gradguard.cli.notebook import CellMap, NotebookError, parse_notebook
-from gradguard.fixes.apply import FixResult, fix_text
+from gradguard.fixes.apply import FixResult, fix_text, fix_texts
 from gradguard.text import BOM, lines_with_ends
 
 
@@ -34,23 +34,80 @@ def write_atomically(path: str, text: str) -> None:
         raise
 
 
-def fix_file(path: str, selection: Selection, diff: bool,
-             roots: tuple[str, ...] = ()) -> tuple[int, list[Hazard], CellMap | None]:
-    """Fix one file (or print its diff), analysed in the project of ``roots`` (its
-    imports followed, as ``check`` does); returns (hazards fixed, hazards left, the
-    cells of a notebook, which the lines of the hazards left refer to)."""
+def fix_run(paths: list[str], selection: Selection, diff: bool,
+            roots: tuple[str, ...] = ()) -> list[tuple[str, int, list[Hazard], CellMap | None]]:
+    """Fix the files of a run (or print their diffs): exactly the fixable hazards
+    ``check`` reports for the same files, with the same project analysis, so a hazard
+    in an imported file found from the script that calls it is fixed there (that file
+    too is written, as ``check`` reports it). Returns, for each file given and each
+    other file a hazard is left in: (path as shown, hazards fixed, hazards left, the
+    cells of a notebook, which the lines of the hazards left refer to).
+
+    A notebook is fixed alone, as its own program: its cells are no module that
+    another file imports.
+    """
+    done: list[tuple[str, int, list[Hazard], CellMap | None]] = []
+    sources: dict[str, str] = {}
+    shown: dict[str, str] = {}
+    for path in paths:
+        if path.endswith(".ipynb"):
+            done.append((path, *fix_notebook_file(path, selection, diff)))
+            continue
+        source = read(path)
+        if source.text is None:
+            error = not_analysed(source.error or "cannot read", source.line, source.column)
+            done.append((path, 0, [error], None))
+            continue
+        try:
+            parse(source.text)  # a file that does not parse is not analysed: say so
+        except SourceError as error:
+            done.append((path, 0, [not_analysed(str(error), error.line, error.column)], None))
+            continue
+        absolute = os.path.abspath(path)
+        sources[absolute] = (BOM if source.bom else "") + source.text
+        shown[absolute] = path
+    if sources:
+        analysis = analysis_of_run(list(sources), list(roots), selection=selection)
+        results = fix_texts(sources, analysis, _read_with_bom)
+        # The files given first, in their order, then the others a hazard was found in.
+        for absolute in [*sources, *sorted(results.keys() - sources.keys())]:
+            result = results.get(absolute)
+            if result is None:
+                continue
+            path = shown.get(absolute) or shown_path(absolute)
+            if result.error is not None:
+                print(f"gradguard: {path}: {result.error}", file=sys.stderr)
+            original = sources.get(absolute) or _read_with_bom(absolute)
+            if original is not None and result.text != original:
+                _write_or_diff(path, original, result.text, diff)
+            if absolute in sources or result.remaining:
+                done.append((path, result.fixed, result.remaining, None))
+    return done
+
+
+def _read_with_bom(path: str) -> str | None:
+    """A file's text as the fix engine takes it: a BOM is the engine's to keep."""
+    source = read(path)
+    return None if source.text is None else (BOM if source.bom else "") + source.text
+
+
+def _write_or_diff(path: str, old: str, new: str, diff: bool) -> None:
+    if diff:
+        sys.stdout.writelines(difflib.unified_diff(
+            lines_with_ends(old.removeprefix(BOM)), lines_with_ends(new.removeprefix(BOM)),
+            fromfile=f"a/{path}", tofile=f"b/{path}"))
+    else:
+        write_atomically(path, new)
+
+
+def fix_notebook_file(path: str, selection: Selection,
+                      diff: bool) -> tuple[int, list[Hazard], CellMap | None]:
+    """Fix one notebook (or print its diff)."""
     source = read(path)
     if source.text is None:
         return 0, [not_analysed(source.error or "cannot read", source.line, source.column)], None
     try:
-        if path.endswith(".ipynb"):
-            result, new_text, cells = _fix_notebook(source.text, selection)
-        else:
-            parse(source.text)  # a file that does not parse is not analysed: say so
-            analysis = analysis_in_project(os.path.abspath(path), list(roots),
-                                           selection=selection)
-            result = fix_text(source.text, selection, analysis)
-            new_text, cells = result.text, None
+        result, new_text, cells = _fix_notebook(source.text, selection)
     except SourceError as error:
         return 0, [not_analysed(str(error), error.line, error.column)], None
     except NotebookError as error:
@@ -58,12 +115,8 @@ def fix_file(path: str, selection: Selection, diff: bool,
     if result.error is not None:
         print(f"gradguard: {path}: {result.error}", file=sys.stderr)
     if new_text != source.text:
-        if diff:
-            sys.stdout.writelines(difflib.unified_diff(
-                lines_with_ends(source.text), lines_with_ends(new_text),
-                fromfile=f"a/{path}", tofile=f"b/{path}"))
-        else:
-            write_atomically(path, (BOM if source.bom else "") + new_text)
+        bom = BOM if source.bom else ""
+        _write_or_diff(path, bom + source.text, bom + new_text, diff)
     return result.fixed, result.remaining, cells
 
 

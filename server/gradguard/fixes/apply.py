@@ -15,7 +15,7 @@ fixes, all apply fixes here, so the editor and the command line produce the same
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gradguard.analysis.analyze import Selection, analyze_source
@@ -130,38 +130,84 @@ class FixResult:
 
 def fix_text(source: str, selection: Selection | None = None,
              analysis: Callable[[str], list[Hazard]] | None = None) -> FixResult:
-    """Apply every fix, re-analysing between rounds, until none is left to apply.
+    """Apply every fix of one text, re-analysing between rounds (``fix_texts`` on it alone).
 
     ``analysis`` gives the hazards of a text of the file: by default the text is
-    analysed alone (``analyze_source``); ``check --fix`` and the server's fix-all pass
-    ``analysis_in_project`` for a file of a project, so that they fix what ``check``
-    reports there. The result is left as the source was if a round is refused: a fix
-    must never leave a file broken, or touch a line it was not meant for.
+    analysed alone (``analyze_source``); the server's fix-all passes
+    ``analysis_in_project`` for a file of a project, so that it fixes what ``check``
+    reports there.
     """
+    key = "<text>"
 
-    def analyse(text: str) -> list[Hazard]:
-        if analysis is not None:
-            return analysis(text)
-        return analyze_source(text, selection)
+    def analyse(texts: Mapping[str, str]) -> dict[str, list[Hazard]]:
+        text = texts[key]
+        return {key: analysis(text) if analysis is not None else analyze_source(text, selection)}
 
-    bom = BOM if source.startswith(BOM) else ""
-    original = text = source[len(bom):]
-    fixed = 0
-    hazards = analyse(text)
+    return fix_texts({key: source}, analyse, lambda _: None)[key]
+
+
+def fix_texts(sources: Mapping[str, str],
+              analysis: Callable[[Mapping[str, str]], dict[str, list[Hazard]]],
+              read: Callable[[str], str | None]) -> dict[str, FixResult]:
+    """Apply every fix the analysis of a set of texts offers, in rounds, until none is
+    left to apply; the result of each file the analysis reported hazards in, by path.
+
+    ``analysis`` is given the current text of every file a round has (without a BOM)
+    and returns the hazards by file, in any file of its project: a hazard found from
+    one file's code in another file (a loss module writing into what the model saved)
+    is fixed in that other file, whose text ``read`` gives. All files are analysed
+    together again after each round, since a fix in one changes what the others find.
+    A file whose round is refused (it would not parse, or would change a line no fix
+    was on) is put back as it was and fixed no further: a fix must never leave a file
+    broken, or touch a line it was not meant for.
+    """
+    boms: dict[str, str] = {}
+    originals: dict[str, str] = {}
+    texts: dict[str, str] = {}
+
+    def take(path: str, source: str) -> None:
+        boms[path] = BOM if source.startswith(BOM) else ""
+        originals[path] = texts[path] = source[len(boms[path]):]
+
+    def held(path: str) -> bool:
+        """Whether the file's text is held, reading it on first use."""
+        if path not in texts:
+            text = read(path)
+            if text is None:
+                return False
+            take(path, text)
+        return True
+
+    for path, source in sources.items():
+        take(path, source)
+    fixed: dict[str, int] = {}
+    refused: dict[str, str] = {}
+    hazards = analysis(texts)
     for _ in range(MAX_ROUNDS):
-        edits = combine(h.fix for h in hazards if h.fix is not None)
-        if not edits:
+        changed = {}
+        for path, found in hazards.items():
+            edits = combine(h.fix for h in found if h.fix is not None)
+            if not edits or path in refused or not held(path):
+                continue
+            try:
+                changed[path] = apply_checked(texts[path], edits)
+            except FixRefused as error:
+                refused[path] = f"{error}; file left untouched"
+                changed[path] = originals[path]
+        if not changed:
             break
-        try:
-            candidate = apply_checked(text, edits)
-        except FixRefused as error:
-            return FixResult(source, 0, analyse(original), f"{error}; file left untouched")
-        before = len(hazards)
-        text = candidate
-        hazards = analyse(text)
-        fixed += max(before - len(hazards), 0)
-    return FixResult(bom + text, fixed, hazards)
+        before = hazards
+        texts.update(changed)
+        hazards = analysis(texts)
+        for path in changed:
+            gone = len(before.get(path, [])) - len(hazards.get(path, []))
+            fixed[path] = 0 if path in refused else fixed.get(path, 0) + max(gone, 0)
+    for path in hazards:  # those reported with nothing to fix too
+        held(path)
+    return {path: FixResult(boms[path] + text, fixed.get(path, 0), hazards.get(path, []),
+                            refused.get(path))
+            for path, text in texts.items()}
 
 
 __all__ = ["FixRefused", "FixResult", "apply_checked", "apply_edits", "apply_fix",
-           "changes_only_edited_lines", "combine", "fix_text", "overlaps"]
+           "changes_only_edited_lines", "combine", "fix_text", "fix_texts", "overlaps"]

@@ -261,6 +261,9 @@ class State:
     def eval_call(self, expr: ast.Call, frame: Frame) -> Value:
         raise NotImplementedError
 
+    def set_requires_grad(self, owner: Value, flag: Value | None) -> None:
+        raise NotImplementedError
+
     def single_index(self, expr: ast.Subscript, frame: Frame) -> object:
         raise NotImplementedError
 
