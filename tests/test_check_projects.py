@@ -181,3 +181,15 @@ def test_diff_on_the_project_shows_the_fix_in_the_imported_file_and_writes_nothi
     assert "+++ b/./loss.py" in done.stdout, done.stdout + done.stderr
     assert "train.py" not in done.stdout
     assert (loss_project / "loss.py").read_text("utf-8") == LOSS
+
+
+def test_fix_on_the_script_alone_reports_the_imported_files_hazard_and_leaves_it_unwritten(
+        loss_project: Path) -> None:
+    # Like ruff, a run writes only the files it was given: the hazard check finds from
+    # train.py in loss.py is left there, reported, and the run says it found one.
+    done = fix("train.py", cwd=loss_project)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "loss.py:7:" in done.stdout and "GG001" in done.stdout
+    assert (loss_project / "loss.py").read_text("utf-8") == LOSS
+    assert (loss_project / "train.py").read_text("utf-8") == TRAIN_WITH_LOSS

@@ -30,8 +30,6 @@ NO_SAFE_FIX = {
     "GG003: writing into an output of unbind": "the pieces live in a tuple, not a name",
     "GG003: a view made under no_grad written with grad on":
         "the write reaches the view's base, which rebinding the view would not change",
-    "GG004: weights edited in place between forward and backward":
-        "the edit sits in a with-block the backward is not in",
 }
 FIXABLE = [c for c in RULE_INVALID if c.name not in NO_SAFE_FIX] + SEEDS
 

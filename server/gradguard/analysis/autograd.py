@@ -14,7 +14,7 @@ import ast
 from dataclasses import dataclass, field
 
 from gradguard.analysis.findings import Finding, Site, better
-from gradguard.analysis.fix_plans import Place, Plan, leaf_plan, step_move
+from gradguard.analysis.fix_plans import Place, Plan, UnderNoGrad, leaf_plan, step_move
 from gradguard.analysis.hazard import Confidence
 from gradguard.analysis.syntax import Piece
 from gradguard.analysis.values import (
@@ -151,13 +151,17 @@ class Autograd:
         inputs: list[Value],
         layer: NnModule | None = None,
         output_save: Site | None = None,
+        place: Place | None = None,
     ) -> Value:
         """Run one op: check its write, record its saves, return its output."""
         first = inputs[0] if inputs else None
         other = inputs[1] if len(inputs) > 1 else None
         graph = any_grad(inputs) if self.grad_enabled else False
         if effect.writes and first is not None:
-            self.write(first, piece, node, op, layer=layer)
+            # Under no_grad a write is an update of state (a weight copied in): where it
+            # sits is what a GG004 fix moves.
+            self.write(first, piece, node, op, layer=layer,
+                       place=None if self.grad_enabled else place)
         output = self._output(effect, first, graph)
         if output is first and first is not None:
             first.history = first.history + tuple(v for v in inputs[1:] if v is not first)
@@ -280,9 +284,13 @@ class Autograd:
         # A leaf is written under no_grad or out of place, whichever the code means
         # (``leaf_plan``); a view of one is left to its author. Other views can be rebuilt.
         plan = self.plan if detail in ("multi", "nograd") else None
-        if code == LEAF_WRITTEN_IN_PLACE:
+        if code == LEAF_WRITTEN_IN_PLACE or detail == "leaf":
             plan = leaf_plan(self.plan, any(s.param for s in target.storages),
                              any(s.saves for s in target.storages))
+            if detail == "leaf" and not isinstance(plan, UnderNoGrad):
+                # Rebuilt out of place, a view of a leaf would no longer write the leaf:
+                # only an update of state (under no_grad) keeps what the code computes.
+                plan = None
         self.report(Finding(code, piece, node, op, level, detail=detail, via=self.via,
                             layer=layer if code == FORBIDDEN_VIEW_WRITTEN else None, plan=plan))
         return True

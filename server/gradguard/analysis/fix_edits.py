@@ -234,7 +234,9 @@ def _move_after(plan: MoveAfter) -> Fix | None:
     else:
         column = len(piece.line(after_last)) + 1
         insert = TextEdit(Span(end, column, end, column), "\n" + text.rstrip("\n"))
-    statement = piece.segment(moved).strip()
+    statement = piece.segment(moved).strip().splitlines()[0]
+    if isinstance(moved, ast.With):
+        statement += " ..."  # the whole block moves
     return Fix(f"Move `{statement}` after the backward at line "
                f"{piece.document_line(after.lineno)} that still "
                "needs the parameters it updates (their gradients then include that "

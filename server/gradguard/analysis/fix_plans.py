@@ -216,9 +216,22 @@ def leaf_plan(rebuild: Plan | None, parameter: bool, saved: bool) -> Plan | None
            for node in ast.walk(place.statement)):
         return UnderNoGrad(root, "updated from a gradient", place)
     name = dotted_text(root)
-    if name is not None and _reads_grad_of(place.scope, name):
+    if name is not None and any(_reads_grad_of(place.scope, leaf)
+                                for leaf in _names_of_leaf(place.scope, name)):
         return UnderNoGrad(root, "a leaf whose `.grad` the code reads", place)
     return None if isinstance(rebuild, InPlaceOnly) else rebuild
+
+
+def _names_of_leaf(statements: Sequence[ast.stmt], name: str) -> list[str]:
+    """``name``, and what it iterates over when it is a loop's variable (``for row in
+    b``: a row is a view of ``b``, whose ``.grad`` says it is state)."""
+    names = [name]
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.For) and isinstance(node.target, ast.Name) and \
+                    node.target.id == name and (base := dotted_text(node.iter)) is not None:
+                names.append(base)
+    return names
 
 
 def _reads_grad_of(statements: Sequence[ast.stmt], name: str) -> bool:
@@ -247,6 +260,12 @@ def step_move(step: Place, backward: Place) -> MoveAfter | None:
         if statement is backward.statement or \
                 any(node is backward.statement for node in ast.walk(statement)):
             return MoveAfter(step, Place(statement, step.block, step.piece))
+    # A write alone in a ``with`` block (``with torch.no_grad(): w.copy_(v)``) moves with
+    # its block, when that block sits in the backward's.
+    if len(step.block) == 1:
+        for statement in backward.block:
+            if isinstance(statement, ast.With) and statement.body is step.block:
+                return step_move(Place(statement, backward.block, step.piece), backward)
     return None
 
 

@@ -38,10 +38,11 @@ def fix_run(paths: list[str], selection: Selection, diff: bool,
             roots: tuple[str, ...] = ()) -> list[tuple[str, int, list[Hazard], CellMap | None]]:
     """Fix the files of a run (or print their diffs): exactly the fixable hazards
     ``check`` reports for the same files, with the same project analysis, so a hazard
-    in an imported file found from the script that calls it is fixed there (that file
-    too is written, as ``check`` reports it). Returns, for each file given and each
-    other file a hazard is left in: (path as shown, hazards fixed, hazards left, the
-    cells of a notebook, which the lines of the hazards left refer to).
+    in an imported file found from the script that calls it is fixed there when that
+    file is part of the run too, and reported as left when it is not. Returns, for
+    each file given and each other file a hazard is left in: (path as shown, hazards
+    fixed, hazards left, the cells of a notebook, which the lines of the hazards left
+    refer to).
 
     A notebook is fixed alone, as its own program: its cells are no module that
     another file imports.
@@ -68,7 +69,9 @@ def fix_run(paths: list[str], selection: Selection, diff: bool,
         shown[absolute] = path
     if sources:
         analysis = analysis_of_run(list(sources), list(roots), selection=selection)
-        results = fix_texts(sources, analysis, _read_with_bom)
+        # Like ruff, a run writes only the files it was given: a hazard found from them
+        # in another file (an imported module) is reported there, not fixed.
+        results = fix_texts(sources, analysis, _read_with_bom, only_given=True)
         # The files given first, in their order, then the others a hazard was found in.
         for absolute in [*sources, *sorted(results.keys() - sources.keys())]:
             result = results.get(absolute)

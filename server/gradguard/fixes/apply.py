@@ -148,14 +148,17 @@ def fix_text(source: str, selection: Selection | None = None,
 
 def fix_texts(sources: Mapping[str, str],
               analysis: Callable[[Mapping[str, str]], dict[str, list[Hazard]]],
-              read: Callable[[str], str | None]) -> dict[str, FixResult]:
+              read: Callable[[str], str | None],
+              only_given: bool = False) -> dict[str, FixResult]:
     """Apply every fix the analysis of a set of texts offers, in rounds, until none is
     left to apply; the result of each file the analysis reported hazards in, by path.
 
     ``analysis`` is given the current text of every file a round has (without a BOM)
     and returns the hazards by file, in any file of its project: a hazard found from
     one file's code in another file (a loss module writing into what the model saved)
-    is fixed in that other file, whose text ``read`` gives. All files are analysed
+    is fixed in that other file, whose text ``read`` gives, unless ``only_given``: then
+    only the files of ``sources`` are changed, and the others' hazards are left (a
+    run asked to fix some files must not rewrite others). All files are analysed
     together again after each round, since a fix in one changes what the others find.
     A file whose round is refused (it would not parse, or would change a line no fix
     was on) is put back as it was and fixed no further: a fix must never leave a file
@@ -187,7 +190,8 @@ def fix_texts(sources: Mapping[str, str],
         changed = {}
         for path, found in hazards.items():
             edits = combine(h.fix for h in found if h.fix is not None)
-            if not edits or path in refused or not held(path):
+            if not edits or path in refused or not held(path) or \
+                    (only_given and path not in sources):
                 continue
             try:
                 changed[path] = apply_checked(texts[path], edits)

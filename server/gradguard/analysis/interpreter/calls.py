@@ -405,7 +405,7 @@ class Calls(State):
         operands = [owner] + [a for a in args if is_tensorish(a)]
         plan = self.method_plan(call, name, owner, frame) if effect.writes else None
         with self.fixing(plan):
-            return self.autograd.apply(effect, piece, call, label, operands)
+            return self.autograd.apply(effect, piece, call, label, operands, place=self.place)
 
     def set_requires_grad(self, owner: Value, flag: Value | None) -> None:
         """``x.requires_grad_(flag)`` or ``x.requires_grad = flag`` (no flag: on). A tensor

@@ -325,9 +325,6 @@ class State:
     def untraced_method(self, owner: Value, name: str, args: list[Value]) -> Value:
         raise NotImplementedError
 
-    def set_requires_grad(self, owner: Value, flag: Value | None) -> None:
-        raise NotImplementedError
-
     def flag(self, where: InplaceFlag | None, call: ast.Call, args: list[Value],
              kwargs: dict[str, Value]) -> bool | None:
         raise NotImplementedError
