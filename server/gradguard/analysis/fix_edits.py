@@ -281,7 +281,7 @@ def _under_no_grad(plan: UnderNoGrad) -> Fix | None:
     end = piece.document_line(last)
     root = piece.segment(plan.root)
     return Fix(f"Write `{root}` under `{torch}.no_grad()`: it is {plan.reason}, and "
-               "stays a leaf that requires grad",
+               "the leaf stays a leaf that requires grad",
                (TextEdit(Span(piece.document_line(first), 1, end, len(lines[-1]) + 1), text),))
 
 

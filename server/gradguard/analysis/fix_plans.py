@@ -216,9 +216,10 @@ def leaf_plan(rebuild: Plan | None, parameter: bool, saved: bool) -> Plan | None
            for node in ast.walk(place.statement)):
         return UnderNoGrad(root, "updated from a gradient", place)
     name = dotted_text(root)
-    if name is not None and any(_reads_grad_of(place.scope, leaf)
-                                for leaf in _names_of_leaf(place.scope, name)):
-        return UnderNoGrad(root, "a leaf whose `.grad` the code reads", place)
+    for leaf in _names_of_leaf(place.scope, name) if name is not None else []:
+        if _reads_grad_of(place.scope, leaf):
+            what = "a leaf" if leaf == name else f"a row of `{leaf}`, a leaf"
+            return UnderNoGrad(root, f"{what} whose `.grad` the code reads", place)
     return None if isinstance(rebuild, InPlaceOnly) else rebuild
 
 
