@@ -18,16 +18,16 @@ from typing import Any
 
 
 def segfault_on(name: str) -> None:
-    import gradguard.cli.check as check
+    import gradguard.cli.workers as workers
 
-    analyze = check.analyze_in_run
+    analyze = workers.analyze_in_run
 
     def crashing(path: str, *args: Any, **kwargs: Any) -> Any:
         if path.endswith(name):
             ctypes.string_at(0)  # reads address 0: the process dies by SIGSEGV
         return analyze(path, *args, **kwargs)
 
-    check.analyze_in_run = crashing
+    workers.analyze_in_run = crashing
 
 
 def raise_on(marker: str) -> None:

@@ -7,7 +7,9 @@ import threading
 
 import pytest
 
-from gradguard.analysis import Selection, SourceError, analyze_source
+from gradguard.analysis.analyze import analyze_source
+from gradguard.analysis.syntax import SourceError
+from gradguard.config import Selection
 
 UNCERTAIN = textwrap.dedent("""
     import torch

@@ -14,7 +14,7 @@ import pytest
 from rules import INVALID as RULE_INVALID
 from rules import VALID as RULE_VALID
 
-from gradguard.analysis import analyze_source
+from gradguard.analysis.analyze import analyze_source
 from gradguard.fixes.apply import apply_edits, combine, fix_text
 
 from rulecases import Case, case

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gradguard.analysis import analyze_source
+from gradguard.analysis.analyze import analyze_source
 from gradguard.analysis.blocks import split_blocks
 from gradguard.analysis.hazard import Span, TextEdit
 from gradguard.analysis.incremental import IncrementalDocument

@@ -7,7 +7,7 @@ from rules import INVALID as RULE_INVALID
 from rules import VALID as RULE_VALID
 from rules import gg001, gg004
 
-from gradguard.analysis import analyze_source
+from gradguard.analysis.analyze import analyze_source
 
 from rulecases import Case
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gradguard.analysis import analyze_source
+from gradguard.analysis.analyze import analyze_source
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -19,12 +19,13 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from inputs import SOURCES, mutated_source
 
-from gradguard.analysis import Selection
 from gradguard.analysis.analyze import analyze_source
 from gradguard.analysis.hazard import Hazard
-from gradguard.cli.check import check_file, project_roots
+from gradguard.cli.check import project_roots
 from gradguard.cli.fixing import fix_run
 from gradguard.cli.formats import FORMATTERS, Finding
+from gradguard.cli.workers import check_file
+from gradguard.config import Selection
 
 EXAMPLES = int(os.environ.get("GRADGUARD_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
-from gradguard.analysis import analyze_source
+from gradguard.analysis.analyze import analyze_source
 from gradguard.analysis.hazard import Fix, Hazard, Span, TextEdit
 from gradguard.fixes.apply import fix_text
 from gradguard.server.actions import ActionBuilder, code_actions, comment_fits

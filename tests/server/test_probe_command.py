@@ -15,7 +15,7 @@ import pytest
 from conftest import PULL, PUSH, RecordingClient, Session, lines_of, start
 from lsprotocol import types
 
-from gradguard.analysis import analyze_source
+from gradguard.analysis.analyze import analyze_source
 
 pytestmark = pytest.mark.asyncio
 

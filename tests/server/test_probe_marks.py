@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 from gradguard.analysis.blocks import split_blocks
-from gradguard.probe import ProbeConfig, ProbeTarget, parse_target
+from gradguard.probe.config import ProbeConfig
+from gradguard.probe.target import ProbeTarget, parse_target
 from gradguard.server.probe_marks import ProbeStore, marks_of, place
 from gradguard.server.probe_targets import AUTO, SCRIPT, probe_lenses, targets_for
 

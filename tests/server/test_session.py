@@ -23,7 +23,7 @@ from conftest import (
 )
 from lsprotocol import types
 
-from gradguard.analysis import analyze_source
+from gradguard.analysis.analyze import analyze_source
 from gradguard.server.positions import units
 
 pytestmark = pytest.mark.asyncio

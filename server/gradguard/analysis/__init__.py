@@ -1,7 +1,3 @@
-"""Static analysis: pure functions from Python source text to in-place hazards."""
-
-from gradguard.analysis.analyze import Selection, SourceError, analyze_source
-from gradguard.analysis.hazard import Fix, Hazard, Related, Span, TextEdit
-
-__all__ = ["Fix", "Hazard", "Related", "Selection", "SourceError", "Span", "TextEdit",
-           "analyze_source"]
+"""Static analysis: pure functions from Python source text to in-place hazards
+(``analyze_source`` in :mod:`gradguard.analysis.analyze`; hazards in
+:mod:`gradguard.analysis.hazard`)."""

@@ -151,6 +151,7 @@ class _Cached:
     result: RootResult
     anchors: tuple[ast.AST, ...]
     names: frozenset[tuple[str, str]]
+    paths: frozenset[str]  # of the files its lookups read
 
 
 @dataclass
@@ -202,11 +203,11 @@ class IncrementalDocument:
             programs = self.project.programs
         self._forget_summaries(programs, changed)
         all_roots = roots(program, per_method=True)
-        results = [self._result(programs, root, changed) for root in all_roots]
+        entries = [self._result(programs, root, changed) for root in all_roots]
+        results = [entry.result for entry in entries]
         keys = {root.key for root in all_roots}
         self._cache = {k: v for k, v in self._cache.items() if k in keys}
-        self.read_paths = frozenset(path for result in results
-                                    for path in result.reads.paths()) - {self.path}
+        self.read_paths = frozenset().union(*(entry.paths for entry in entries)) - {self.path}
         self._seen = {path: programs.get(path) for path in self.read_paths}
         findings = merge(results)
         hazards = to_hazards(findings, self.path, _DocumentLines(self.blocks), selection) \
@@ -301,16 +302,17 @@ class IncrementalDocument:
         self._summaries.forget(gone, changed, programs)
 
     def _result(self, programs: Mapping[str, Program | None], root: Root,
-                changed: frozenset[tuple[str, str]] | None) -> RootResult:
+                changed: frozenset[tuple[str, str]] | None) -> _Cached:
         cached = self._cache.get(root.key) if self.incremental else None
         if cached is not None and _same(cached.anchors, root.anchors) and (
                 changed is not None and changed.isdisjoint(cached.names)
                 or cached.result.reads.still_hold(programs)):
-            return cached.result
+            return cached
         result = run_root(programs, root, self._summaries)
         self.roots_run += 1
-        self._cache[root.key] = _Cached(result, root.anchors, result.reads.names())
-        return result
+        entry = _Cached(result, root.anchors, result.reads.names(), result.reads.paths())
+        self._cache[root.key] = entry
+        return entry
 
 
 def _same(a: tuple[ast.AST, ...], b: tuple[ast.AST, ...]) -> bool:

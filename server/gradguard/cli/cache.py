@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from gradguard import __version__
-from gradguard.analysis import Selection
 from gradguard.analysis.hazard import Fix, Hazard, Related, Span, TextEdit
-from gradguard.facts import load
+from gradguard.config import Selection
 
 DIRECTORY = ".gradguard_cache"
 
@@ -40,7 +39,7 @@ class Entry:
 
 class ResultCache:
     def __init__(self, selection: Selection, directory: str = DIRECTORY) -> None:
-        settings = json.dumps([__version__, _code_stamp(), load().torch_version,
+        settings = json.dumps([__version__, _code_stamp(),
                                sys.version_info[:2], sorted(selection.select or []),
                                sorted(selection.ignore), selection.uncertain])
         self.path = Path(directory, f"{__version__}", f"{digest(settings)}.json")

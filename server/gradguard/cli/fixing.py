@@ -8,12 +8,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from gradguard.analysis import Hazard, Selection, SourceError, analyze_source
-from gradguard.analysis.analyze import analysis_of_run
+from gradguard.analysis.analyze import analysis_of_run, analyze_source
+from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.report import not_analysed
-from gradguard.analysis.syntax import parse
+from gradguard.analysis.syntax import SourceError, parse
 from gradguard.cli.files import read, shown_path
 from gradguard.cli.notebook import CellMap, NotebookError, parse_notebook
+from gradguard.config import Selection
 from gradguard.fixes.apply import FixResult, fix_text, fix_texts
 from gradguard.text import BOM, lines_with_ends
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gradguard.analysis import Selection
+from gradguard.config import Selection
 from gradguard.rules import RULES
 
 
@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     probe = commands.add_parser(
         "probe", help="run code under torch and report what really overwrote a saved tensor"
     )
-    from gradguard.probe.command import add_arguments
+    from gradguard.probe.arguments import add_arguments
 
     add_arguments(probe)
     serve = commands.add_parser("serve", help="run the language server (stdio by default)")

@@ -5,10 +5,3 @@ torch is imported): ``run_probe``/``run_probes``/``run_probe_async`` in
 ``gradguard.probe.runner``, targets in ``gradguard.probe.target``, the
 ``[tool.gradguard.probe]`` settings in ``gradguard.probe.config``. See docs/probe.md.
 """
-
-from gradguard.probe.config import ProbeConfig, load_config
-from gradguard.probe.runner import ProbeResult, run_probe, run_probe_async, run_probes
-from gradguard.probe.target import ProbeTarget, TargetError, parse_target
-
-__all__ = ["ProbeConfig", "ProbeResult", "ProbeTarget", "TargetError", "load_config",
-           "parse_target", "run_probe", "run_probe_async", "run_probes"]

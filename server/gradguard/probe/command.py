@@ -21,38 +21,13 @@ import sys
 from typing import Any
 
 from gradguard.config import load
-from gradguard.probe.config import ConfigError, load_config
-from gradguard.probe.runner import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, ProbeResult, run_probes
+from gradguard.probe.arguments import add_options
+from gradguard.probe.config import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, ConfigError, load_config
+from gradguard.probe.runner import ProbeResult, run_probes
 from gradguard.probe.target import ProbeTarget, TargetError, parse_target
 
 NO_TORCH = ("the probe runs your code under torch, which is not installed here; "
             "install the probe extra: pip install 'gradguard[probe]'")
-
-
-def _add_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=("text", "json"), default=None)
-    parser.add_argument("--timeout", type=float, default=None, metavar="S",
-                        help=f"wall-clock seconds per target (default {DEFAULT_TIMEOUT:g})")
-    parser.add_argument("--memory-mb", type=int, default=None, metavar="MB",
-                        help=f"address-space limit of the child (default "
-                             f"{DEFAULT_MEMORY_MB}; 0: none)")
-    parser.add_argument("--device", choices=("cpu", "cuda"), default=None,
-                        help="where --auto and (model, inputs) targets run (default cpu)")
-    parser.add_argument("--auto", action="store_true",
-                        help="build and run every nn.Module subclass of the file")
-    parser.add_argument("--show-output", action="store_true",
-                        help="print what the code printed (to stderr)")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    _add_options(parser)
-    # One REMAINDER positional: argparse cannot mix options after a positional with a
-    # `--` section, so `run` parses what follows TARGET itself (the same options).
-    parser.add_argument("words", nargs=argparse.REMAINDER,
-                        metavar="TARGET... [options] [-- SCRIPT ARGS]",
-                        help="path.py (a script), path.py::name (a function or nn.Module "
-                             "class), or path.py --auto; none: the entries of "
-                             "[tool.gradguard.probe] in pyproject.toml")
 
 
 def _split(args: argparse.Namespace) -> tuple[list[str], list[str]]:
@@ -66,7 +41,7 @@ def _split(args: argparse.Namespace) -> tuple[list[str], list[str]]:
         cut = words.index("--")
         words, script = words[:cut], words[cut + 1:]
     late = argparse.ArgumentParser(prog="gradguard probe", add_help=False)
-    _add_options(late)
+    add_options(late)
     late.add_argument("targets", nargs="*")
     known, unknown = late.parse_known_intermixed_args(words)
     if unknown:

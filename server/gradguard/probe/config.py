@@ -18,6 +18,10 @@ from dataclasses import dataclass, field
 from gradguard.config import load
 from gradguard.probe.target import ProbeTarget, TargetError, parse_target
 
+# What an entry gets when neither the command line nor the table says.
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_MEMORY_MB = 8192
+
 
 class ConfigError(ValueError):
     pass

@@ -33,11 +33,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradguard.probe import reaper
+from gradguard.probe.config import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from gradguard.probe.events import Event, EventReader
 from gradguard.probe.target import ProbeTarget, TargetError, parse_target
 
-DEFAULT_TIMEOUT = 60.0
-DEFAULT_MEMORY_MB = 8192
 # Importing torch in the child is not the user's code: it gets its own allowance, so
 # that a short --timeout limits the target, not a cold start on a loaded machine.
 STARTUP_TIMEOUT = 180.0

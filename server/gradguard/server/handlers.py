@@ -15,8 +15,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from gradguard.probe import load_config
-from gradguard.probe.config import ConfigError
+from gradguard.probe.config import ConfigError, load_config
 from gradguard.server import probe_jobs
 from gradguard.server.actions import FIX_ALL, KINDS, ActionBuilder, code_actions, wanted
 from gradguard.server.documents import TextUnit

@@ -29,9 +29,15 @@ from typing import Any, Protocol
 from lsprotocol import types
 from pygls.progress import Progress
 
-from gradguard.probe import ProbeConfig, ProbeResult, TargetError, load_config, run_probe_async
-from gradguard.probe.config import ConfigError
-from gradguard.probe.runner import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
+from gradguard.probe.config import (
+    DEFAULT_MEMORY_MB,
+    DEFAULT_TIMEOUT,
+    ConfigError,
+    ProbeConfig,
+    load_config,
+)
+from gradguard.probe.runner import ProbeResult, run_probe_async
+from gradguard.probe.target import TargetError
 from gradguard.server.documents import Unit
 from gradguard.server.probe_marks import ProbeStore, marks_of
 from gradguard.server.probe_targets import targets_for

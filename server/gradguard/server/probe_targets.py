@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 
 from gradguard.analysis.blocks import split_blocks
-from gradguard.probe import ProbeConfig, ProbeTarget, TargetError
+from gradguard.probe.config import ProbeConfig
+from gradguard.probe.target import ProbeTarget, TargetError
 
 AUTO = "--auto"
 SCRIPT = "__main__"
