@@ -52,9 +52,30 @@ INVALID = [
         conv.weight[:, :, :, :] = torch.ones(2, 4, 3, 3)  # expect: GG002
         conv([torch.randn(1, 2, 5, 5), torch.randn(1, 2, 5, 5)]).sum().backward()
     """),
+    case("GG002: a weight copied into after its requires_grad was switched back on", """
+        import torch
+        import torch.nn as nn
+
+        layer = nn.Linear(4, 2)
+        layer.weight.requires_grad = False
+        layer.weight.requires_grad = True
+        layer.weight.copy_(torch.ones(2, 4))  # expect: GG002
+        layer(torch.randn(3, 4)).sum().backward()
+    """),
 ]
 
 VALID = [
+    case("GG002: a weight copied into while its requires_grad is off (transformers' "
+         "prune_linear_layer)", """
+        import torch
+        import torch.nn as nn
+
+        layer = nn.Linear(4, 2)
+        layer.weight.requires_grad = False
+        layer.weight.copy_(torch.ones(2, 4))
+        layer.weight.requires_grad = True
+        layer(torch.randn(3, 4)).sum().backward()
+    """),
     case("GG002: leaf updated under no_grad", """
         import torch
         w = torch.randn(3, requires_grad=True)

@@ -52,6 +52,9 @@ class Storage:
     saves: list[Save] = field(default_factory=list)
     leaf: bool = False
     param: bool = False
+    # A leaf whose requires_grad was switched off (``w.requires_grad = False``, the usual
+    # way to copy into a parameter): not a leaf that requires grad until switched on.
+    grad_off: bool = False
     pending: list[PendingWrite] = field(default_factory=list)
 
 

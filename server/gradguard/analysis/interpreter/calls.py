@@ -412,10 +412,16 @@ class Calls(State):
         that did not require grad becomes a leaf that does."""
         self.observe(flag)
         on = flag is None or (flag.kind == "const" and bool(flag.const))
-        if on and owner.view is None and owner.requires_grad is False:
-            for storage in owner.storages:
-                storage.leaf = True
-        owner.requires_grad = True if on else owner.requires_grad
+        off = flag is not None and flag.kind == "const" and not flag.const
+        if owner.view is not None:
+            owner.requires_grad = True if on else owner.requires_grad
+            return
+        for storage in owner.storages:
+            if on and (owner.requires_grad is False or storage.grad_off):
+                storage.leaf, storage.grad_off = True, False
+            elif off and storage.leaf:
+                storage.leaf, storage.grad_off = False, True
+        owner.requires_grad = True if on else False if off else owner.requires_grad
 
     def call_module_method(self, owner: Value, name: str, call: ast.Call,
                            frame: Frame) -> Value:

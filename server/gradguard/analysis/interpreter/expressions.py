@@ -167,7 +167,7 @@ class Expressions(State):
             if attr in ("weight", "bias") and owner.params is not None and (
                     isinstance(spec, NnModule) or
                     (isinstance(spec, UserModule) and self.has_layer_parameters(spec))):
-                return Value("tensor", (owner.params,), True)
+                return Value("tensor", (owner.params,), not owner.params.grad_off)
             return unknown()
         if is_tensorish(owner):
             if attr == "data":
