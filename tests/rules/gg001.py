@@ -187,9 +187,44 @@ INVALID = [
 
         Net()(torch.randn(2, 3, 8, 8)).sum().backward()
     """),
+    case("GG001: an item of a tensor replaced by a conv of itself", """
+        import torch
+        import torch.nn as nn
+
+        class Refine(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 3, 1)
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                for i in range(2):
+                    x[i + 1] = self.conv(x[i + 1])  # expect: GG001
+                return x
+
+        Refine()(torch.randn(3, 3, 3, 4, 4, requires_grad=True).clone()).sum().backward()
+    """),
 ]
 
 VALID = [
+    case("GG001: an item of a list annotated list[Tensor] replaced (transformers' "
+         "DepthProFeatureUpsample)", """
+        import torch
+        import torch.nn as nn
+
+        class Upsample(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blocks = nn.ModuleList([nn.Conv2d(3, 3, 1) for _ in range(2)])
+
+            def forward(self, features: list[torch.Tensor]) -> list[torch.Tensor]:
+                for i in range(2):
+                    features[i + 1] = self.blocks[i](features[i + 1])
+                return features
+
+        x = torch.randn(2, 3, 4, 4, requires_grad=True)
+        out = Upsample()([x, x * 2, x * 3])
+        torch.stack(out).sum().backward()
+    """),
     case("ReLU(inplace=True) after conv and batch norm", """
         import torch
         import torch.nn as nn

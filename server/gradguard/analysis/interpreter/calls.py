@@ -53,6 +53,29 @@ class _Saved:
     observed: set[int]
 
 
+# Annotations of a parameter that holds tensors in a container, not a tensor.
+_CONTAINERS = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "MutableSequence",
+                         "Iterable", "dict", "Dict", "Mapping", "MutableMapping"})
+
+
+def is_container(annotation: ast.expr | None) -> bool:
+    """``list[torch.Tensor]``, ``typing.List[Tensor]``, ``Sequence[Tensor]``, ..."""
+    if isinstance(annotation, ast.Subscript):
+        annotation = annotation.value
+    if isinstance(annotation, ast.Attribute):
+        return annotation.attr in _CONTAINERS
+    return isinstance(annotation, ast.Name) and annotation.id in _CONTAINERS
+
+
+def as_annotated(param: ast.arg, value: Value) -> Value:
+    """What a parameter is bound to: a value not known to be a tensor, given to a
+    parameter annotated as a container, is a container of such values."""
+    if is_container(param.annotation) and (
+            value.kind == "unknown" or value.kind == "tensor" and value.maybe_list):
+        return Value("list", element=value)
+    return value
+
+
 # How a parameter no argument was given for is filled inside the callee.
 _DEFAULT, _UNKNOWN = "default", "unknown"
 
@@ -72,10 +95,14 @@ class Calls(State):
             # the others do (masks, targets) depends on the caller.
             params = function.node.args.args
             required = params[:len(params) - len(function.node.args.defaults)][1:]
-            args = [self.autograd.fresh(True if index == 0 else None)
-                    for index, _ in enumerate(required)]
-            for arg in args:
-                arg.maybe_list = True  # forward(self, x) is also called with lists
+            for index, param in enumerate(required):
+                tensor = self.autograd.fresh(True if index == 0 else None)
+                if is_container(param.annotation):
+                    # ``features: list[Tensor]``: ``features[i] = ...`` replaces an item.
+                    args.append(Value("list", element=tensor))
+                else:
+                    tensor.maybe_list = True  # forward(self, x) is also called with lists
+                    args.append(tensor)
         self.call_function(function, args, {}, self_value, None)
 
     def instantiate(self, info: ClassInfo, site: Site | None, args: list[Value],
@@ -165,17 +192,17 @@ class Calls(State):
             params, defaults = params[1:], defaults[1:]
         for param, default in zip(params, defaults, strict=True):
             if positional:
-                inputs.append(positional.pop(0))
+                inputs.append(as_annotated(param, positional.pop(0)))
                 fills.append(None)
             elif param.arg in kwargs:
-                inputs.append(kwargs[param.arg])
+                inputs.append(as_annotated(param, kwargs[param.arg]))
                 fills.append(None)
             else:
                 inputs.append(None)
                 fills.append(_UNKNOWN if default is None else _DEFAULT)
         for param, kw_default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True):
             if param.arg in kwargs:
-                inputs.append(kwargs[param.arg])
+                inputs.append(as_annotated(param, kwargs[param.arg]))
                 fills.append(None)
             else:
                 inputs.append(None)
@@ -252,7 +279,7 @@ class Calls(State):
             elif fill == _DEFAULT and default is not None:
                 frame.env[param.arg] = self.eval(default, empty)
             else:
-                frame.env[param.arg] = unknown()
+                frame.env[param.arg] = as_annotated(param, unknown())
         if spec.vararg is not None:
             frame.env[spec.vararg.arg] = run.input(len(named) + 1) or Value("list")
         if spec.kwarg is not None:
