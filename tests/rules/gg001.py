@@ -203,9 +203,78 @@ INVALID = [
 
         Refine()(torch.randn(3, 3, 3, 4, 4, requires_grad=True).clone()).sum().backward()
     """),
+    case("GG001: a tensor saved on one arm of a branch, written after it", """
+        import torch
+        import torch.nn as nn
+
+        class Gate(nn.Module):
+            def __init__(self, gated):
+                super().__init__()
+                self.gate = nn.Linear(4, 4)
+                self.gated = gated
+
+            def forward(self, x):
+                h = x * 1.0
+                if self.gated:
+                    x = x + self.gate(h)
+                h *= 2  # expect: GG001
+                return x + h
+
+        Gate(True)(torch.randn(2, 4, requires_grad=True)).sum().backward()
+    """),
 ]
 
 VALID = [
+    case("GG001: the tensor saved on one arm of a branch is not the one written after it "
+         "(transformers' Gemma4 per-layer gate)", """
+        import torch
+        import torch.nn as nn
+
+        class Gate(nn.Module):
+            def __init__(self, gated):
+                super().__init__()
+                self.gate = nn.Linear(4, 4)
+                self.gated = gated
+
+            def forward(self, h):
+                if self.gated:
+                    residual = h
+                    h = self.gate(h)
+                    h = residual + h
+                h *= 2
+                return h
+
+        Gate(True)(torch.randn(2, 4, requires_grad=True) * 1.0).sum().backward()
+    """),
+    case("GG001: a callee that returns clamp(h) on one path and h on the other, "
+         "written by its caller (transformers' Gemma4 clippable linear)", """
+        import torch
+        import torch.nn as nn
+
+        class ClippableLinear(nn.Module):
+            def __init__(self, clip):
+                super().__init__()
+                self.linear = nn.Linear(4, 4)
+                self.clip = clip
+
+            def forward(self, h):
+                h = self.linear(h)
+                if self.clip:
+                    h = torch.clamp(h, -1, 1)
+                return h
+
+        class Block(nn.Module):
+            def __init__(self, clip):
+                super().__init__()
+                self.end = ClippableLinear(clip)
+
+            def forward(self, x):
+                h = self.end(x)
+                h += x
+                return h
+
+        Block(True)(torch.randn(2, 4, requires_grad=True)).sum().backward()
+    """),
     case("GG001: an item of a list annotated list[Tensor] replaced (transformers' "
          "DepthProFeatureUpsample)", """
         import torch

@@ -71,6 +71,7 @@ class WriteEvent:
     layer: NnModule | None
     plan: Plan | None
     via: tuple[Site, ...]
+    exempt: tuple[Save, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -204,8 +205,9 @@ class Autograd:
             if effect.returns == "views":
                 # A tuple of views; each element is found when it is unpacked or indexed.
                 return Value("list", storages=first.storages, requires_grad=grad,
-                             view="multi")
-            return Value("tensor", first.storages, grad, view=self._view_kind(first))
+                             view="multi", exempt=first.exempt)
+            return Value("tensor", first.storages, grad, view=self._view_kind(first),
+                         exempt=first.exempt)
         return self.fresh(grad)
 
     def _view_kind(self, base: Value) -> ViewKind:
@@ -238,20 +240,20 @@ class Autograd:
             # Autograd raises at the write itself; nothing after it happens.
             return
         for storage in target.storages:
-            self.write_one(storage, piece, node, op, layer, confidence, place)
+            self.write_one(storage, piece, node, op, layer, confidence, place, target.exempt)
 
     def write_one(self, storage: Storage, piece: Piece, node: ast.AST, op: str,
                   layer: NnModule | None, confidence: Confidence,
-                  place: Place | None) -> None:
+                  place: Place | None, exempt: tuple[Save, ...] = ()) -> None:
         if self._recorded(storage):
             self.events.append(WriteEvent(storage, piece, node, op, confidence, place,
-                                          layer, self.plan, self.via))
-        self.write_storage(storage, piece, node, op, layer, confidence, place)
+                                          layer, self.plan, self.via, exempt))
+        self.write_storage(storage, piece, node, op, layer, confidence, place, exempt)
 
     def write_storage(self, storage: Storage, piece: Piece, node: ast.AST, op: str,
                       layer: NnModule | None, confidence: Confidence,
-                      place: Place | None) -> None:
-        live = list(storage.saves)
+                      place: Place | None, exempt: tuple[Save, ...] = ()) -> None:
+        live = [save for save in storage.saves if not any(save is e for e in exempt)]
         if live and storage.param:
             # Any one save made for sure makes the later backward fail for sure.
             surest: Confidence = "high" if any(s.confidence == "high" for s in live) \

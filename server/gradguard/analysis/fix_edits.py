@@ -8,6 +8,7 @@ the call's own text is rewritten with libcst, which keeps its commas and comment
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gradguard.analysis.fix_plans import (
@@ -27,7 +28,7 @@ from gradguard.analysis.fix_plans import (
 )
 from gradguard.analysis.hazard import Fix, Span, TextEdit
 from gradguard.analysis.syntax import Piece, contains_skipped
-from gradguard.analysis.values import NnModule
+from gradguard.analysis.values import NnModule, Save
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -307,3 +308,26 @@ def _selects_for_unbind(plan: SelectsForUnbind) -> Fix | None:
     return Fix(f"Make the pieces single views, which autograd lets you write into (the "
                f"writes still reach `{base}`): `{text}`",
                (TextEdit(piece.span(call), text),))
+
+
+def clone_saved_input(saves: Sequence[Save], piece: Piece, root: ast.expr) -> Fix | None:
+    """The saving call given a copy of its input, when that input is read from the
+    tensor the same statement writes (``x[1] = conv(x[1])``)."""
+    written = ast.dump(root)
+    edits = []
+    for save in saves:
+        node = save.node
+        if save.role != "input" or not isinstance(node, ast.Call) or not node.args or \
+                save.piece is not piece or isinstance(node.args[0], ast.Starred):
+            return None
+        operand = node.args[0]
+        if not any(ast.dump(part) == written for part in ast.walk(operand)):
+            return None
+        text = piece.segment(operand)
+        if not isinstance(operand, _ATOMS):
+            text = f"({text})"
+        edits.append(TextEdit(piece.span(operand), f"{text}.clone()"))
+    if not edits:
+        return None
+    shown = edits[0].new_text
+    return Fix(f"Give the op a copy: `{shown}`", tuple(dict.fromkeys(edits)))

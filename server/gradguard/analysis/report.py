@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import os
 
 from gradguard.analysis.findings import Finding
-from gradguard.analysis.fix_edits import layer_fix, plan_fix
+from gradguard.analysis.fix_edits import clone_saved_input, layer_fix, plan_fix
+from gradguard.analysis.fix_plans import CloneFirst, CloneIfUsedLater
 from gradguard.analysis.hazard import Fix, Hazard, Related, Span
 from gradguard.analysis.values import Save
 from gradguard.rules import (
@@ -123,6 +125,11 @@ def _where_to_step(finding: Finding) -> str:
     return rule.message(kind, where=where)
 
 
+def _inside(node: ast.AST, statement: ast.stmt) -> bool:
+    line = getattr(node, "lineno", 0)
+    return statement.lineno <= line <= (statement.end_lineno or statement.lineno)
+
+
 def _near(path: str, home: str) -> str:
     """Another file's path as seen from the hazard's file (``layers.py``, ``../model.py``)."""
     return os.path.relpath(path, os.path.dirname(home) or ".") if os.path.isabs(path) and \
@@ -135,7 +142,14 @@ def _other(path: str, home: str) -> str | None:
 
 
 def _fix(finding: Finding) -> Fix | None:
-    fix = plan_fix(finding.plan) if finding.plan is not None else None
+    plan = finding.plan
+    if isinstance(plan, (CloneFirst, CloneIfUsedLater)) and \
+            any(_inside(save.node, plan.place.statement) for save in finding.saves):
+        # ``x[1] = conv(x[1])``: a copy made before the statement is what the conv
+        # reads too; the conv gets the copy instead.
+        fix = clone_saved_input(finding.saves, plan.place.piece, plan.root)
+    else:
+        fix = plan_fix(plan) if plan is not None else None
     if fix is None and finding.layer is not None and \
             finding.layer.piece.path == finding.piece.path:
         fix = layer_fix(finding.layer)

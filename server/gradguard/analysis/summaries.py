@@ -363,7 +363,7 @@ class _Replay:
             autograd.via, autograd.plan = via + event.via, event.plan
             autograd.write_one(self.storage_of(event.storage), event.piece, event.node,
                                event.op, self.layer_of(event.layer), event.confidence,
-                               event.place)
+                               event.place, tuple(self.save_of(s) for s in event.exempt))
         elif isinstance(event, BackwardEvent):
             autograd.via, autograd.plan = via + event.via, None
             loss = None if event.loss is None else self.lineage(event.loss)
@@ -450,6 +450,7 @@ class _Replay:
         copy.updates = None if value.updates is None else [self.out(u) for u in value.updates]
         copy.element = None if value.element is None else self.out(value.element)
         copy.history = (self.lineage(value),)
+        copy.exempt = tuple(self.save_of(save) for save in value.exempt)
         return copy
 
     def spec_of(self, spec: object) -> object:

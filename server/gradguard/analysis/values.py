@@ -114,6 +114,10 @@ class Value:
     maybe_list: bool = False
     # The values this one was computed from: which graph a backward from it runs over.
     history: tuple[Value | Lineage, ...] = ()
+    # Saves a write through this value cannot break: made on one arm of a branch on a
+    # tensor that this value holds only when the other arm ran (``if c: h = gate(h)``
+    # saves the old ``h``, which ``h`` then holds only if the gate did not run).
+    exempt: tuple[Save, ...] = ()
 
 
 def unknown() -> Value:
@@ -143,7 +147,7 @@ def join(a: Value, b: Value) -> Value:
         view = a.view if a.view == b.view else None
         kind: Kind = "tensor" if a.kind == b.kind == "tensor" else "unknown"
         return Value(kind, storages, merge_grad(a.requires_grad, b.requires_grad), view,
-                     history=(a, b))
+                     history=(a, b), exempt=tuple(dict.fromkeys(a.exempt + b.exempt)))
     return unknown()
 
 

@@ -18,7 +18,7 @@ from gradguard.analysis.interpreter.state import (
     is_text,
 )
 from gradguard.analysis.program import FunctionInfo
-from gradguard.analysis.values import Value, constant, is_tensorish, unknown
+from gradguard.analysis.values import Save, Storage, Value, constant, is_tensorish, unknown
 
 AUGMENTED_SYMBOLS = {
     ast.Add: "+=",
@@ -187,6 +187,8 @@ class Statements(State):
                 merged[name] = a or b or unknown()
             else:
                 merged[name] = self.join(a, b)
+                if merged[name] is not a and merged[name].storages:
+                    merged[name].exempt += other_arm_saves(a, b, first_saves, second_saves)
         frame.env = merged
 
     def exec_for(self, statement: ast.For | ast.AsyncFor, frame: Frame) -> None:
@@ -371,3 +373,16 @@ def is_item_index(target: ast.Subscript) -> bool:
     if isinstance(index, ast.Constant):
         return index.value is None or isinstance(index.value, int)
     return isinstance(index, (ast.Name, ast.Attribute))
+
+
+def other_arm_saves(first: Value, second: Value, first_saves: list[tuple[Storage, Save]],
+                    second_saves: list[tuple[Storage, Save]]) -> tuple[Save, ...]:
+    """The saves one arm of a branch made on a tensor that the joined value holds only
+    when the other arm ran: a write through the joined value cannot break those."""
+    in_first = {id(storage) for storage in first.storages}
+    in_second = {id(storage) for storage in second.storages}
+    return tuple(
+        [save for storage, save in second_saves
+         if id(storage) in in_first and id(storage) not in in_second] +
+        [save for storage, save in first_saves
+         if id(storage) in in_second and id(storage) not in in_first])
