@@ -26,6 +26,11 @@ PACKAGES = {
     "timm": "timm",
     "ultralytics": "ultralytics",
 }
+# A large library of model code kept out of the figures above, to look at precision on
+# code nobody here tuned for (issue 16): pinned, so that its findings stay comparable.
+HELD_OUT = {
+    "transformers": "transformers==5.25.0",
+}
 
 
 def cache_dir() -> Path:
@@ -38,8 +43,10 @@ def _wheel_for(project: str, wheels: Path) -> Path | None:
     return found[-1] if found else None
 
 
-def ensure_real_trees(cache: Path | None = None) -> dict[str, Path]:
-    """Make sure torchvision 0.29.1, timm and ultralytics sources are in the cache.
+def ensure_real_trees(cache: Path | None = None,
+                      packages: dict[str, str] = PACKAGES) -> dict[str, Path]:
+    """Make sure torchvision 0.29.1, timm and ultralytics sources (or ``packages``) are
+    in the cache.
 
     Returns, for each project, the path of its package tree (the folder holding its
     ``__init__.py``), e.g. ``<cache>/src/timm-1.0.31/timm``.
@@ -49,7 +56,7 @@ def ensure_real_trees(cache: Path | None = None) -> dict[str, Path]:
     wheels.mkdir(parents=True, exist_ok=True)
     src.mkdir(parents=True, exist_ok=True)
     trees: dict[str, Path] = {}
-    for project, requirement in PACKAGES.items():
+    for project, requirement in packages.items():
         wheel = _wheel_for(project, wheels)
         if wheel is None:
             subprocess.run(
