@@ -197,7 +197,7 @@ INVALID = [
                 self.conv = nn.Conv2d(3, 3, 1)
 
             def forward(self, x: torch.Tensor) -> torch.Tensor:
-                for i in range(2):
+                for i in range(x.shape[0] - 1):
                     x[i + 1] = self.conv(x[i + 1])  # expect: GG001
                 return x
 
@@ -208,7 +208,7 @@ INVALID = [
         import torch.nn as nn
 
         class Gate(nn.Module):
-            def __init__(self, gated):
+            def __init__(self, gated=True):
                 super().__init__()
                 self.gate = nn.Linear(4, 4)
                 self.gated = gated
@@ -231,7 +231,7 @@ VALID = [
         import torch.nn as nn
 
         class Gate(nn.Module):
-            def __init__(self, gated):
+            def __init__(self, gated=True):
                 super().__init__()
                 self.gate = nn.Linear(4, 4)
                 self.gated = gated
@@ -252,7 +252,7 @@ VALID = [
         import torch.nn as nn
 
         class ClippableLinear(nn.Module):
-            def __init__(self, clip):
+            def __init__(self, clip=True):
                 super().__init__()
                 self.linear = nn.Linear(4, 4)
                 self.clip = clip
@@ -264,7 +264,7 @@ VALID = [
                 return h
 
         class Block(nn.Module):
-            def __init__(self, clip):
+            def __init__(self, clip=True):
                 super().__init__()
                 self.end = ClippableLinear(clip)
 
@@ -285,14 +285,15 @@ VALID = [
                 super().__init__()
                 self.blocks = nn.ModuleList([nn.Conv2d(3, 3, 1) for _ in range(2)])
 
-            def forward(self, features: list[torch.Tensor]) -> list[torch.Tensor]:
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return torch.stack(self.refine([x, x * 2, x * 3]))
+
+            def refine(self, features: list[torch.Tensor]) -> list[torch.Tensor]:
                 for i in range(2):
                     features[i + 1] = self.blocks[i](features[i + 1])
                 return features
 
-        x = torch.randn(2, 3, 4, 4, requires_grad=True)
-        out = Upsample()([x, x * 2, x * 3])
-        torch.stack(out).sum().backward()
+        Upsample()(torch.randn(2, 3, 4, 4, requires_grad=True)).sum().backward()
     """),
     case("ReLU(inplace=True) after conv and batch norm", """
         import torch
