@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import ast
 import os
 
 from gradguard.analysis.findings import Finding
 from gradguard.analysis.fix_edits import clone_saved_input, layer_fix, plan_fix
-from gradguard.analysis.fix_plans import CloneFirst, CloneIfUsedLater
+from gradguard.analysis.fix_plans import CloneFirst, CloneIfUsedLater, Place
 from gradguard.analysis.hazard import Fix, Hazard, Related, Span
 from gradguard.analysis.values import Save
 from gradguard.rules import (
@@ -125,9 +124,12 @@ def _where_to_step(finding: Finding) -> str:
     return rule.message(kind, where=where)
 
 
-def _inside(node: ast.AST, statement: ast.stmt) -> bool:
-    line = getattr(node, "lineno", 0)
-    return statement.lineno <= line <= (statement.end_lineno or statement.lineno)
+def _in_statement(save: Save, place: Place) -> bool:
+    # Line numbers count from the start of each piece (a block of the editor's text).
+    line = getattr(save.node, "lineno", 0)
+    statement = place.statement
+    return save.piece is place.piece and \
+        statement.lineno <= line <= (statement.end_lineno or statement.lineno)
 
 
 def _near(path: str, home: str) -> str:
@@ -144,7 +146,7 @@ def _other(path: str, home: str) -> str | None:
 def _fix(finding: Finding) -> Fix | None:
     plan = finding.plan
     if isinstance(plan, (CloneFirst, CloneIfUsedLater)) and \
-            any(_inside(save.node, plan.place.statement) for save in finding.saves):
+            any(_in_statement(save, plan.place) for save in finding.saves):
         # ``x[1] = conv(x[1])``: a copy made before the statement is what the conv
         # reads too; the conv gets the copy instead.
         fix = clone_saved_input(finding.saves, plan.place.piece, plan.root)
