@@ -12,11 +12,12 @@ import sys
 
 import pytest
 from rules import INVALID as RULE_INVALID
+from rules import QUIET as RULE_QUIET
 from rules import VALID as RULE_VALID
 
 pytest.importorskip("torch")
 
-CASES = RULE_INVALID + RULE_VALID
+CASES = RULE_INVALID + RULE_VALID + RULE_QUIET
 
 RUNNER = """
 import json, sys, traceback
@@ -54,6 +55,6 @@ def test_marked_case_fails_in_torch(case, outcomes) -> None:
     assert any(text in error for text in INPLACE_ERRORS), error
 
 
-@pytest.mark.parametrize("case", RULE_VALID, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", RULE_VALID + RULE_QUIET, ids=lambda c: c.name)
 def test_unmarked_case_runs_in_torch(case, outcomes) -> None:
     assert outcomes[case.name] is None

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import pytest
 from rules import INVALID as RULE_INVALID
+from rules import QUIET as RULE_QUIET
 from rules import VALID as RULE_VALID
 from rules import gg001, gg004
 
 from gradguard.analysis.analyze import analyze_source
+from gradguard.config import Selection
+from gradguard.rules import UNREACHED_SUFFIX
 
 from rulecases import Case
 
@@ -25,6 +28,14 @@ def test_flags_exactly_the_marked_lines(case: Case) -> None:
 @pytest.mark.parametrize("case", VALID, ids=lambda c: c.name)
 def test_stays_silent_on_safe_code(case: Case) -> None:
     assert analyze_source(case.source) == []
+
+
+@pytest.mark.parametrize("case", RULE_QUIET, ids=lambda c: c.name)
+def test_a_save_no_loss_reaches_is_an_uncertain_warning_only(case: Case) -> None:
+    assert analyze_source(case.source, Selection()) == []
+    hazards = analyze_source(case.source, Selection(uncertain=True))
+    assert hazards and {h.severity for h in hazards} == {"warning"}
+    assert all(h.message.endswith(UNREACHED_SUFFIX) for h in hazards)
 
 
 def test_gg001_message_names_both_ops_and_the_saving_line() -> None:

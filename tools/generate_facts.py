@@ -162,6 +162,29 @@ class Trace:
     writes: bool
     returns: str
     differentiable: bool
+    # For a tuple of new tensors (``topk``, ``sort``, ``max(dim)``): each item's field
+    # name (``values``, ``indices``; empty for a plain tuple) and whether it carries grad.
+    outputs: tuple[tuple[str, bool], ...] = ()
+
+
+def _fields(result: tuple[Any, ...]) -> list[str]:
+    """The field names of a torch.return_types tuple, in position order."""
+    names = [""] * len(result)
+    for name in dir(result):
+        if name.startswith("_") or name in ("count", "index") or name.startswith("n_"):
+            continue
+        item = getattr(result, name)
+        for position, value in enumerate(result):
+            if value is item:
+                names[position] = name
+    return names
+
+
+def _outputs(result: Any, returns: str) -> tuple[tuple[str, bool], ...]:
+    if returns != "fresh" or not isinstance(result, tuple) or len(result) < 2 or \
+            not all(isinstance(item, Tensor) for item in result):
+        return ()
+    return tuple(zip(_fields(result), (item.requires_grad for item in result), strict=True))
 
 
 def _flatten(value: Any) -> Iterator[Tensor]:
@@ -259,8 +282,9 @@ def trace(spelling: Spelling, input_requires_grad: bool = True, other_requires_g
         aten=tuple(dict.fromkeys(ops)),
         saved=frozenset(saved),
         writes=writes,
-        returns=returns,
+        returns="tuple" if _outputs(result, returns) else returns,
         differentiable=first.requires_grad,
+        outputs=_outputs(result, returns),
     )
 
 
@@ -322,6 +346,7 @@ def effect(spelling: Spelling, inplace: bool = False) -> dict[str, Any]:
         "writes": full.writes,
         "returns": full.returns,
         "differentiable": full.differentiable,
+        **({"outputs": [list(item) for item in full.outputs]} if full.outputs else {}),
         "inplace_flag": flag,
         "inplace": effect(spelling, inplace=True) if flag else None,
     }

@@ -50,8 +50,9 @@ class Selection:
     """Which findings a run reports: rule codes (prefixes), and whether uncertain ones.
 
     A finding is uncertain when it holds only if a tensor whose origin the analysis
-    cannot see requires grad (a plain function's argument, say); those are left out
-    unless asked for, because on real code most of them are data that never does.
+    cannot see requires grad (a plain function's argument, say), or only if a backward
+    reaches a save that nothing its function returns or keeps carries gradient from;
+    those are left out unless asked for, because on real code most of them never do.
     """
 
     select: frozenset[str] | None = None

@@ -35,6 +35,9 @@ _SAVE_PHRASE = "{role} {saver} at {where}, which {aten}'s backward needs"
 
 # Appended to a static finding that holds only if tensors of unknown origin require grad.
 UNCERTAIN_SUFFIX = " (if these tensors require grad)"
+# Appended to a static GG001 whose saving op's output no output of its function carries.
+UNREACHED_SUFFIX = (" (if a backward ever reaches it: what this function returns carries"
+                    " no gradient, so no loss computed from it does)")
 
 
 @dataclass(frozen=True)

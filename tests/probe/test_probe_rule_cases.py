@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from rules import INVALID as RULE_INVALID
+from rules import QUIET as RULE_QUIET
 from rules import VALID as RULE_VALID
 
 from gradguard.probe.runner import ProbeResult
@@ -32,7 +33,7 @@ from rulecases import Case
 
 pytestmark = pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")
 
-CASES = RULE_INVALID + RULE_VALID
+CASES = RULE_INVALID + RULE_VALID + RULE_QUIET
 
 
 def as_function(case: Case) -> str:

@@ -1,7 +1,9 @@
 """One case file per rule (``gg001.py`` ... ), each matching its page under docs/rules/.
 
 Each file names its ``RULE`` and holds ``INVALID`` cases (the smallest real code that
-triggers the rule, the lines marked) and ``VALID`` ones (the closest code that must not).
+triggers the rule, the lines marked) and ``VALID`` ones (the closest code that must not);
+some also hold ``QUIET`` ones, whose findings are uncertain warnings only (a save no loss
+reaches), not shown unless asked for, and which torch runs to their end.
 """
 
 from rules import gg001, gg002, gg003, gg004, gg900, gg901
@@ -16,3 +18,4 @@ STATUS_FILES = (gg900, gg901)
 CASE_FILES = HAZARD_FILES + STATUS_FILES
 INVALID: list[Case] = [c for module in HAZARD_FILES for c in module.INVALID]
 VALID: list[Case] = [c for module in HAZARD_FILES for c in module.VALID]
+QUIET: list[Case] = [c for module in HAZARD_FILES for c in getattr(module, "QUIET", [])]

@@ -222,6 +222,25 @@ INVALID = [
 
         Gate(True)(torch.randn(2, 4, requires_grad=True)).sum().backward()
     """),
+    case("GG001: the output of amax written, then the scores it returns carry gradient", """
+        import torch
+        import torch.nn as nn
+
+        class BlockScorer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.q = nn.Linear(4, 4)
+
+            def forward(self, x):
+                scores = self.q(x) @ x.transpose(-1, -2)
+                block_scores = scores.amax(dim=-1)
+                local = torch.zeros_like(block_scores[..., :1], dtype=torch.long)
+                block_scores.scatter_(-1, local, float("inf"))  # expect: GG001
+                top_scores, top_indices = block_scores.topk(1, dim=-1)
+                return top_scores
+
+        BlockScorer()(torch.randn(3, 4, requires_grad=True)).sum().backward()
+    """),
 ]
 
 VALID = [
@@ -410,5 +429,33 @@ VALID = [
         z = y.sum()
         y.zero_()
         z.backward()
+    """),
+]
+
+# Hazards no loss can reach: reported only as uncertain warnings (``--uncertain``),
+# never by default; torch runs them to their end.
+QUIET = [
+    case("GG001: the output of amax written where only the indices of its top-k leave the "
+         "function: no backward reaches amax (transformers' MiniMax block indexer)", """
+        import torch
+        import torch.nn as nn
+
+        class SparseAttention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.q = nn.Linear(4, 4)
+
+            def block_indices(self, x):
+                scores = self.q(x) @ x.transpose(-1, -2)
+                block_scores = scores.amax(dim=-1)
+                local = torch.zeros_like(block_scores[..., :1], dtype=torch.long)
+                block_scores.scatter_(-1, local, float("inf"))
+                top_scores, top_indices = block_scores.topk(1, dim=-1)
+                return top_indices.masked_fill(top_scores == float("-inf"), -1)
+
+            def forward(self, x):
+                return self.q(x)[self.block_indices(x)]
+
+        SparseAttention()(torch.randn(3, 4, requires_grad=True)).sum().backward()
     """),
 ]

@@ -102,6 +102,8 @@ class Autograd:
     # While a summary is computed: the ids of its inputs' storages, and what befell them.
     inputs: set[int] | None = None
     events: list[Event] = field(default_factory=list)
+    # How many backwards ran (a function that runs one is where its loss is reached).
+    backwards: int = 0
 
     def new_storage(self, leaf: bool = False, param: bool = False) -> Storage:
         storage = Storage(leaf=leaf, param=param)
@@ -163,7 +165,9 @@ class Autograd:
             # sits is what a GG004 fix moves.
             self.write(first, piece, node, op, layer=layer,
                        place=None if self.grad_enabled else place)
-        output = self._output(effect, first, graph)
+        result = self._output(effect, first, graph)
+        # A tuple's saves and lineage are its first item's (topk's values).
+        output = result.items[0] if effect.returns == "tuple" and result.items else result
         if output is first and first is not None:
             first.history = first.history + tuple(v for v in inputs[1:] if v is not first)
         elif effect.differentiable:
@@ -184,7 +188,7 @@ class Autograd:
                 for storage in target.storages:
                     self.add_save(storage, Save(save_piece, save_node, f"{op}|{aten}", role,
                                                 confidence, output))
-        return output
+        return result
 
     @staticmethod
     def _condition(condition: str, first: Value | None, other: Value | None) -> bool | None:
@@ -197,6 +201,11 @@ class Autograd:
 
     def _output(self, effect: Effect, first: Value | None, graph: bool | None) -> Value:
         grad = graph if effect.differentiable else False
+        if effect.returns == "tuple":
+            items = [self.fresh(grad if carries else False) for _, carries in effect.outputs]
+            return Value("list", items=items,
+                         attrs={name: item for (name, _), item in zip(effect.outputs, items,
+                                                                      strict=True) if name})
         if effect.returns == "input" and first is not None:
             if grad is True:
                 first.requires_grad = True
@@ -310,6 +319,7 @@ class Autograd:
         Only the saves of ops ``loss`` was computed from belong to its graph; without a
         known history (a loss from an unknown call) every save is taken to.
         """
+        self.backwards += 1
         if self.inputs is not None:
             self.events.append(BackwardEvent(piece, node, retain, place, loss, self.via))
         reached = ancestry(loss) if loss is not None and loss.history else None

@@ -8,6 +8,7 @@ from gradguard.analysis.findings import Finding
 from gradguard.analysis.fix_edits import clone_saved_input, layer_fix, plan_fix
 from gradguard.analysis.fix_plans import CloneFirst, CloneIfUsedLater, Place
 from gradguard.analysis.hazard import Fix, Hazard, Related, Span
+from gradguard.analysis.reach import UNREACHED
 from gradguard.analysis.values import Save
 from gradguard.rules import (
     CODE_SKIPPED,
@@ -17,6 +18,7 @@ from gradguard.rules import (
     RULES,
     SAVED_TENSOR_OVERWRITTEN,
     UNCERTAIN_SUFFIX,
+    UNREACHED_SUFFIX,
     Severity,
 )
 
@@ -96,7 +98,9 @@ def to_hazard(finding: Finding) -> Hazard:
         view_kind = f"view.{finding.detail}"
         view = rule.message(view_kind) if view_kind in rule.messages else "a view"
         message = rule.message("static", op=code(finding.op), view=view)
-    if finding.confidence == "medium":
+    if finding.detail == UNREACHED:
+        message += UNREACHED_SUFFIX
+    elif finding.confidence == "medium":
         message += UNCERTAIN_SUFFIX
     layer = finding.layer
     if layer is not None and layer.node is not finding.node:

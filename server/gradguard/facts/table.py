@@ -57,6 +57,9 @@ class Effect:
     differentiable: bool = True
     inplace_flag: InplaceFlag | None = None
     inplace: Effect | None = None
+    # ``returns == "tuple"``: each item's field name and whether it carries grad
+    # (``topk``: values do, indices do not).
+    outputs: tuple[tuple[str, bool], ...] = ()
 
     def with_inplace(self, on: bool) -> Effect:
         """The effect of this call when its ``inplace`` switch is ``on``."""
@@ -143,6 +146,7 @@ def _effect(raw: dict[str, Any] | None) -> Effect | None:
         differentiable=bool(raw.get("differentiable", True)),
         inplace_flag=_flag(raw.get("inplace_flag")),
         inplace=_effect(raw.get("inplace")),
+        outputs=tuple((str(name), bool(grad)) for name, grad in raw.get("outputs", ())),
     )
 
 

@@ -18,8 +18,10 @@ from gradguard.analysis.interpreter.state import (
     Frame,
     Position,
     State,
+    by_dim,
 )
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Reads, decorator_names
+from gradguard.analysis.reach import demote_unreached
 from gradguard.analysis.summaries import Context, Run, Summary, context_of, replay
 from gradguard.analysis.syntax import Piece
 from gradguard.analysis.values import (
@@ -242,6 +244,8 @@ class Calls(State):
             cut = None  # only recursion into this function or deeper: holds anywhere
         if cut is not None:
             self.cut = cut if self.cut is None else min(self.cut, cut)
+        demote_unreached(run.autograd.findings, function.piece, function.node, frame.returns,
+                         run.placeholders, run.autograd.backwards)
         result = constant(None)
         if frame.returns:
             result = frame.returns[0]
@@ -424,6 +428,8 @@ class Calls(State):
         if name == "requires_grad_":
             self.set_requires_grad(owner, args[0] if args else kwargs.get("requires_grad"))
             return owner
+        if f"{name}#dim" in self.facts.methods and by_dim(args, kwargs):
+            name = f"{name}#dim"
         effect = self.facts.methods.get(name) or self.facts.inplace_method(name)
         if effect is None:
             return self.untraced_method(owner, name, args)

@@ -180,6 +180,8 @@ class Expressions(State):
                 return constant(UNKNOWN_INT)
             if attr == "grad":
                 return self.autograd.fresh(False)
+        if owner.kind == "list" and owner.attrs and attr in owner.attrs:
+            return owner.attrs[attr]  # torch.return_types: ``x.topk(k).indices``
         return unknown()
 
     def eval_subscript(self, expr: ast.Subscript, frame: Frame) -> Value:

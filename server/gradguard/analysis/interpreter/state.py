@@ -51,6 +51,12 @@ class OutOfBudget(Exception):
     """The interpretation of one root took too many steps; its findings so far stand."""
 
 
+
+def by_dim(args: list[Value], kwargs: dict[str, Value]) -> bool:
+    """Whether a reduction is given a dimension (``x.max(1)``, ``torch.max(x, dim=1)``)
+    rather than a second tensor (``torch.max(x, y)``)."""
+    return "dim" in kwargs or bool(args) and args[0].kind == "const"
+
 @dataclass
 class Position:
     statements: Sequence[ast.stmt]

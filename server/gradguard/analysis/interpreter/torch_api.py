@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from gradguard.analysis.interpreter.state import UNKNOWN, UNKNOWN_INT, Frame, State
+from gradguard.analysis.interpreter.state import UNKNOWN, UNKNOWN_INT, Frame, State, by_dim
 from gradguard.analysis.syntax import Piece
 from gradguard.analysis.values import (
     Kind,
@@ -87,7 +87,7 @@ class TorchApi(State):
         if name in facts.factories:
             grad = self._asks_grad(kwargs)
             return Value("tensor", (self.autograd.new_storage(leaf=grad),), grad)
-        effect = facts.functions.get(self.function_key(name, args))
+        effect = facts.functions.get(self.function_key(name, args, kwargs))
         if effect is not None and self.is_identity(name, args, kwargs, p_position=1):
             return args[0]
         if effect is not None:
@@ -134,9 +134,13 @@ class TorchApi(State):
         self.observe(p)
         return p is not None and p.kind == "const" and p.const == 0
 
-    def function_key(self, name: str, args: list[Value]) -> str:
+    def function_key(self, name: str, args: list[Value],
+                     kwargs: dict[str, Value] | None = None) -> str:
         """Picks the traced variant of a spelling whose behaviour depends on its arguments."""
         self.observe(*args[:2])
+        reduced = f"{name}#dim"
+        if reduced in self.facts.functions and by_dim(args[1:], kwargs or {}):
+            return reduced  # torch.max(x, 1): (values, indices), not the maximum
         if name == "torch.einsum" and args and args[0].kind == "const" and \
                 isinstance(args[0].const, str):
             inputs, _, output = args[0].const.replace(" ", "").partition("->")
