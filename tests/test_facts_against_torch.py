@@ -26,9 +26,12 @@ sys.path[:0] = [str(ROOT), str(ROOT / "server")]
 
 from gradguard.facts import Effect, load  # noqa: E402
 from tools import generate_facts  # noqa: E402
-from tools.spelling_specs import SPELLINGS, Case, Spelling, by_key  # noqa: E402
+from tools.discovered_spellings import every_spelling  # noqa: E402
+from tools.spelling_specs import Case, Spelling, by_key  # noqa: E402
 
 FACTS = load()
+# The hand-written spellings and those found by calling torch's whole namespace.
+SPELLINGS = every_spelling()
 RAW_ATEN = json.loads((generate_facts.DATA_DIR / "aten_ops.json").read_text())["ops"]
 SAVED_TENSOR_MODIFIED = "modified by an inplace operation"
 VIEW_OF_MULTI_OUTPUT_MODIFIED = "output of a function that returns multiple views"
@@ -174,6 +177,17 @@ def test_views_of_a_multi_view_call_cannot_be_written_with_grad_mode_on(
         pieces[0].add_(1)
 
 
+@pytest.mark.parametrize("spelling", [
+    pytest.param(s, id=s.key) for s in SPELLINGS
+    if (effect := table_effect(s, False)) is not None and effect.returns == "view_pieces"])
+def test_pieces_of_a_slicing_split_are_plain_views(spelling: Spelling) -> None:
+    case = spelling.prepare()
+    pieces = outputs_of(case.run(), case)
+    version = case.input._version
+    pieces[0].add_(1)  # no error: a slice of the input, written like any view
+    assert case.input._version > version
+
+
 def every_effect() -> list[Any]:
     params = []
     for spelling in SPELLINGS:
@@ -205,7 +219,7 @@ def test_writes_and_returns_match_the_version_counters(
     except RuntimeError as error:
         assert "refers to a single memory location" in str(error)
         return
-    assert (case.input._version != before) == (effect.returns in ("view", "views"))
+    assert (case.input._version != before) == (effect.returns in ("view", "views", "view_pieces"))
 
 
 # -------------------------------------------------------------- facts worth spelling out

@@ -40,7 +40,8 @@ if __package__ in (None, ""):
     # Run as a script: make `tools` importable the way the tests import it.
     sys.path.insert(0, str(REPO))
 
-from tools.spelling_specs import FACTORIES, SPELLINGS, Case, Spelling  # noqa: E402
+from tools.discovered_spellings import every_spelling  # noqa: E402
+from tools.spelling_specs import FACTORIES, Case, Spelling  # noqa: E402
 
 DATA_DIR = REPO / "server" / "gradguard" / "facts" / "data"
 ROLES = ("input", "other", "output")
@@ -237,6 +238,19 @@ def _returns(result: Any, case: Case, writes: bool) -> str:
     return "view" if shares and shares[0] else "fresh"
 
 
+def _multi_output_views(spelling: Spelling) -> bool:
+    """Whether autograd marks the call's views as outputs of one multi-output op (split,
+    unbind: writing one raises), rather than as separate slices of the input
+    (tensor_split, hsplit: each a plain view, written like any other)."""
+    case = spelling.prepare()
+    pieces = list(_flatten(case.run()))
+    try:
+        pieces[0].add_(0)
+    except RuntimeError as error:
+        return "multiple views" in str(error)
+    return False
+
+
 def trace(spelling: Spelling, input_requires_grad: bool = True, other_requires_grad: bool = True,
           inplace: bool = False) -> Trace | None:
     """What one call does, or None when no tensor of it requires grad (no graph at all)."""
@@ -254,6 +268,8 @@ def trace(spelling: Spelling, input_requires_grad: bool = True, other_requires_g
         result = case.run()
     writes = case.input._version != version
     returns = _returns(result, case, writes)
+    if returns == "views" and not _multi_output_views(spelling):
+        returns = "view_pieces"
     outputs = list(_flatten(result))
     first = outputs[0] if outputs else case.input
     roots = [t.grad_fn for t in outputs] + ([case.input.grad_fn] if writes else [])
@@ -380,12 +396,13 @@ def spellings() -> dict[str, Any]:
     tables: dict[str, dict[str, Any]] = {
         "functions": {}, "methods": {}, "operators": {}, "modules": {}
     }
-    for spelling in SPELLINGS:
+    spellings = every_spelling()
+    for spelling in spellings:
         if spelling.key in tables[spelling.table]:
             raise AssertionError(f"duplicate spelling {spelling.table}:{spelling.key}")
         facts = module_facts(spelling) if spelling.table == "modules" else effect(spelling)
         tables[spelling.table][spelling.key] = facts
-    for spelling in SPELLINGS:
+    for spelling in spellings:
         base = spelling.only_if_differs_from
         table = tables[spelling.table]
         if base is not None and table[spelling.key] == table[base]:

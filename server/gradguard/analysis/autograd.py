@@ -210,6 +210,10 @@ class Autograd:
             if grad is True:
                 first.requires_grad = True
             return first
+        if effect.returns == "view_pieces" and first is not None and is_tensorish(first):
+            # tensor_split, hsplit: slices of the input, each written like any view of it.
+            return Value("list", storages=first.storages, requires_grad=grad,
+                         view=self._view_kind(first), exempt=first.exempt)
         if effect.returns in ("view", "views") and first is not None and is_tensorish(first):
             if effect.returns == "views":
                 # A tuple of views; each element is found when it is unpacked or indexed.

@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 Role = Literal["input", "other", "output"]
 Condition = Literal["always", "other_requires_grad", "input_requires_grad"]
-Returns = Literal["fresh", "view", "views", "input"]
+Returns = Literal["fresh", "view", "views", "view_pieces", "tuple", "input"]
 
 
 @dataclass(frozen=True)
