@@ -8,6 +8,7 @@ Usage::
     python bench/accuracy.py --write-scores tests/corpus/scores.json
     python bench/accuracy.py --no-labels           # scores only
     python bench/accuracy.py --labels-only --only masked
+    python bench/accuracy.py --only family=6        # one family of issue 16
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import json
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +26,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # run as a script: import tools/ as the tests do
 
 from tools.corpus import (  # noqa: E402
+    FAMILIES,
     KINDS,
     LABEL_TIMEOUT,
     MANIFEST,
-    Case,
     ManifestError,
     judge_labels,
     load_manifest,
@@ -36,6 +37,7 @@ from tools.corpus import (  # noqa: E402
     probe_status,
     score_check,
     score_tool,
+    select,
 )
 
 # --------------------------------------------------------------------------- output
@@ -54,6 +56,7 @@ def print_table(title: str, scores: dict[str, Any], out: Callable[[str], None] =
         f"{t['clean_files']:>5} {t['false_positives']:>4}")
     out(f"  recall {t['recall']:.1%}   false positives {t['false_positives']} of "
         f"{t['clean_files']} clean files (fixed + negative)   precision {t['precision']:.1%}")
+    print_families(scores, out)
     for name, row in scores.get("layouts", {}).items():
         out(f"  {name + ' cases':<42} {row['positives']:>4} {row['found']:>5} "
             f"{row['missed']:>6} {row['clean_files']:>5} {row['false_positives']:>4}")
@@ -67,16 +70,26 @@ def print_table(title: str, scores: dict[str, Any], out: Callable[[str], None] =
         out(f"  error   {err['file']}: {err['error']}")
 
 
-def select(cases: Iterable[Case], only: str | None) -> list[Case]:
-    if not only:
-        return list(cases)
-    return [c for c in cases if only in c.file or only in c.pattern]
+def print_families(scores: dict[str, Any], out: Callable[[str], None] = print) -> None:
+    """Recall per family of issue 16 (found/total positives), and false positives on the
+    family's fixed files."""
+    families = scores.get("families", {})
+    if not families:
+        return
+    out(f"  {'family':<42} {'found/total':>11} {'recall':>7} {'FP':>4}")
+    for number, name in FAMILIES.items():
+        row = families.get(number)
+        if row is None:
+            continue
+        out(f"  {number + ' ' + name:<42} {str(row['found']) + '/' + str(row['positives']):>11} "
+            f"{row['recall']:>7.0%} {row['false_positives']:>4}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--manifest", type=Path, default=MANIFEST)
-    parser.add_argument("--only", help="cases whose file or pattern contains this text")
+    parser.add_argument("--only", help="cases whose file or pattern contains this text, or "
+                        "family=N: the positives and fixed files of family N (1..9)")
     parser.add_argument("--jobs", type=int, default=None, help="scripts run at once")
     parser.add_argument("--timeout", type=float, default=LABEL_TIMEOUT)
     parser.add_argument("--labels-only", action="store_true", help="skip the scores")

@@ -1,4 +1,6 @@
-"""The accuracy corpus (tests/corpus): its labels hold under torch, its scores ratchet.
+"""The accuracy corpus (tests/corpus): its labels hold under torch, its scores ratchet
+(in total, per pattern, per family of issue 16, per layout), and every family has its new
+real reports.
 
 Every script of the manifest runs under torch in a subprocess (the judge in
 tools/corpus.py, which bench/accuracy.py runs too): positives must raise their in-place
@@ -64,6 +66,40 @@ def test_corpus_size_and_pairs() -> None:
             assert any(case.source in line for line in head), f"{case.file}: no Source header"
 
 
+# Positives per family when issue 16 ("Static recall 90%") was filed: the corpus of
+# commit 8e391c6 (49 positives, 12 in no family), counted with today's family column.
+FAMILY_POSITIVES_AT_ISSUE_16 = {"1": 8, "2": 10, "3": 11, "4": 3, "5": 1, "6": 3, "7": 1,
+                                "8": 0, "9": 0}
+NEW_PER_FAMILY = 2  # the issue's "done when": at least 2 new real reports per family
+
+
+def test_each_family_has_its_new_real_reports() -> None:
+    positives = [c for c in CASES if c.kind == "positive"]
+    counts = {number: sum(c.family == number for c in positives)
+              for number in accuracy.FAMILIES}
+    short = {number: f"{counts[number]} positives, needs "
+                     f"{FAMILY_POSITIVES_AT_ISSUE_16[number] + NEW_PER_FAMILY}"
+             for number in accuracy.FAMILIES
+             if counts[number] < FAMILY_POSITIVES_AT_ISSUE_16[number] + NEW_PER_FAMILY}
+    assert not short, short
+
+
+def test_fixed_twins_share_their_positives_family() -> None:
+    families = {Path(c.file).relative_to("positive"): c.family
+                for c in CASES if c.kind == "positive"}
+    for case in CASES:
+        if case.kind == "fixed":
+            assert case.family == families[Path(case.file).relative_to("fixed")], case.file
+        if case.kind == "negative":
+            assert case.family == "", case.file
+
+
+def test_family_selects_its_positives_and_fixed_files() -> None:
+    selected = accuracy.select(CASES, "family=9")
+    assert selected and {c.kind for c in selected} == {"positive", "fixed"}
+    assert all(c.family == "9" for c in selected)
+
+
 def _recorded(tool: str) -> dict[str, Any]:
     if not accuracy.SCORES.is_file():
         pytest.skip(f"{accuracy.SCORES.relative_to(ROOT)} does not exist yet: record it with "
@@ -75,8 +111,10 @@ def _recorded(tool: str) -> dict[str, Any]:
 
 
 def _rows(scores: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The total, each pattern, and each layout (single-file / multi-file cases)."""
+    """The total, each pattern, each family and each layout (single-file / multi-file
+    cases)."""
     return {"total": scores["totals"], **scores["patterns"],
+            **{f"family {number}": row for number, row in scores.get("families", {}).items()},
             **{f"{name} cases": row for name, row in scores.get("layouts", {}).items()}}
 
 

@@ -30,6 +30,10 @@ entry script). A positive is found when a finding in the named file covers the n
 line; a fixed or negative case is a false positive when an error-severity finding lands
 in any file of its folder.
 
+Scores are also given per family (the manifest's ``family`` column, a key of
+``FAMILIES``: the issue-16 mechanism a positive and its fixed twin belong to), so that the
+recall of each mechanism can be followed on its own.
+
 The manifest's line numbers are also checked against the ``# [inplace]`` and
 ``# [saves]`` markers in the scripts, so that an edit that moves a line cannot leave
 the manifest pointing at the wrong one.
@@ -56,7 +60,22 @@ MANIFEST = CORPUS / "manifest.csv"
 SCORES = CORPUS / "scores.json"
 
 KINDS = ("positive", "fixed", "negative")
-COLUMNS = ("file", "kind", "pattern", "source", "inplace_line", "saving_line", "error")
+COLUMNS = ("file", "kind", "pattern", "source", "inplace_line", "saving_line", "error",
+           "family")
+
+# The families of hazards of issue 16 ("Static recall 90%"), by the manifest's ``family``
+# number: the mechanism a positive (and its fixed twin) belongs to, where one applies.
+FAMILIES: dict[str, str] = {
+    "1": "multi-output views",
+    "2": "leaves that require grad",
+    "3": "training-loop order",
+    "4": "savers not yet known",
+    "5": "aliases",
+    "6": "flag- and config-dependent paths",
+    "7": "sibling and shared-input savers",
+    "8": "contexts that change the rules",
+    "9": "writes through .data",
+}
 LABEL_TIMEOUT = 180.0  # seconds per script; they take a few seconds, torch import included
 CHECK_TIMEOUT = 300.0
 
@@ -98,6 +117,7 @@ class Case:
     inplace_lines: tuple[Site, ...]
     saving_lines: tuple[Site, ...]
     error: str
+    family: str = ""  # a key of FAMILIES, or "" when none applies
 
     @property
     def path(self) -> Path:
@@ -164,7 +184,7 @@ def load_manifest(path: Path = MANIFEST) -> list[Case]:
         try:
             case = Case(row["file"], row["kind"], row["pattern"], row["source"],
                         _lines(row["inplace_line"], entry), _lines(row["saving_line"], entry),
-                        row["error"])
+                        row["error"], row["family"])
         except ValueError as exc:
             problems.append(f"{where}: bad line number: {exc}")
             continue
@@ -186,12 +206,31 @@ def load_manifest(path: Path = MANIFEST) -> list[Case]:
                 problems.append(f"{where}: a positive needs its inplace_line")
         elif case.error or case.inplace_lines or case.saving_lines:
             problems.append(f"{where}: only positives have error/inplace_line/saving_line")
+        if case.family and (case.family not in FAMILIES or case.kind == "negative"):
+            problems.append(f"{where}: family {case.family!r}: positives and fixed files take "
+                            f"one of {list(FAMILIES)}, negatives none")
         cases.append(case)
+    families = {c.file.partition("/")[2]: c.family for c in cases if c.kind == "positive"}
+    problems += [f"{c.file}: family {c.family!r}, its positive's is "
+                 f"{families.get(c.file.partition('/')[2])!r}"
+                 for c in cases if c.kind == "fixed"
+                 and c.family != families.get(c.file.partition("/")[2], c.family)]
     files = [c.file for c in cases]
     problems += [f"{f}: listed twice" for f in sorted({f for f in files if files.count(f) > 1})]
     if problems:
         raise ManifestError("\n".join(problems))
     return cases
+
+
+def select(cases: Iterable[Case], only: str | None) -> list[Case]:
+    """The cases ``--only`` names: ``family=N`` selects a family (its positives and fixed
+    files); other text selects the cases whose file or pattern contains it."""
+    if not only:
+        return list(cases)
+    key, equals, value = only.partition("=")
+    if equals and key == "family":
+        return [c for c in cases if c.family == value]
+    return [c for c in cases if only in c.file or only in c.pattern]
 
 
 def markers(case: Case) -> dict[str, set[Site]]:
@@ -453,7 +492,7 @@ def _totals(rows: Iterable[dict[str, int]]) -> dict[str, Any]:
 
 
 def score(cases: Sequence[Case], findings: Findings, errors: dict[Path, str]) -> dict[str, Any]:
-    """Found / missed / false positives, per pattern, per layout and in total.
+    """Found / missed / false positives, per pattern, per family, per layout and in total.
 
     A multi-file case's findings are those in any file of its folder: a positive is found
     when a finding in the file an ``inplace_line`` names covers that line; a fixed or
@@ -461,6 +500,7 @@ def score(cases: Sequence[Case], findings: Findings, errors: dict[Path, str]) ->
     files.
     """
     patterns: dict[str, dict[str, int]] = {}
+    families: dict[str, dict[str, int]] = {}
     layouts: dict[str, dict[str, int]] = {}
     missed: list[dict[str, Any]] = []
     false_positives: list[dict[str, Any]] = []
@@ -472,6 +512,8 @@ def score(cases: Sequence[Case], findings: Findings, errors: dict[Path, str]) ->
     for case in cases:
         rows = (bucket(patterns, case.pattern),
                 bucket(layouts, "multi-file" if case.multifile else "single-file"))
+        if case.family:
+            rows += (bucket(families, case.family),)
         if case.path in errors:
             tool_errors.append({"file": case.file, "error": errors[case.path]})
         found_here = [(path, f) for path in case.files for f in findings.get(path, [])]
@@ -495,6 +537,8 @@ def score(cases: Sequence[Case], findings: Findings, errors: dict[Path, str]) ->
                 false_positives.append({"file": case.file, "findings": [
                     f"{_describe_in(case, f, p)}: {f.get('message', '')}" for p, f in bad]})
     return {"patterns": dict(sorted(patterns.items())), "totals": _totals(patterns.values()),
+            "families": {number: _totals([families[number]])
+                         for number in FAMILIES if number in families},
             "layouts": {name: _totals([row]) for name, row in sorted(layouts.items())},
             "missed": missed, "false_positives": false_positives, "tool_errors": tool_errors}
 
