@@ -4,12 +4,12 @@ Each file names its ``RULE`` and holds ``INVALID`` cases (the smallest real code
 triggers the rule, the lines marked) and ``VALID`` ones (the closest code that must not).
 """
 
-from rules import gg001, gg002, gg003, gg004, gg900, gg901
+from rules import gg001, gg002, gg003, gg004, gg005, gg900, gg901
 
 from rulecases import Case
 
 # The hazards, whose cases run through the analysis, the fixes and torch.
-HAZARD_FILES = (gg001, gg002, gg003, gg004)
+HAZARD_FILES = (gg001, gg002, gg003, gg004, gg005)
 # The statuses: a file not analysed (GG900) or code skipped (GG901), which only
 # ``gradguard check`` of a whole file reports.
 STATUS_FILES = (gg900, gg901)

@@ -16,6 +16,7 @@ from gradguard.rules import (
     LEAF_WRITTEN_IN_PLACE,
     PARAMETERS_UPDATED_BEFORE_BACKWARD,
     RULES,
+    SAVED_TENSOR_CHANGED_SILENTLY,
     SAVED_TENSOR_OVERWRITTEN,
     UNCERTAIN_SUFFIX,
     Severity,
@@ -63,7 +64,8 @@ def to_hazard(finding: Finding) -> Hazard:
         span = Span(span.line, span.column, span.line, len(first.rstrip()) + 1)
     related: list[Related] = []
     rule = RULES[finding.code]
-    if finding.code in (SAVED_TENSOR_OVERWRITTEN, PARAMETERS_UPDATED_BEFORE_BACKWARD):
+    if finding.code in (SAVED_TENSOR_OVERWRITTEN, PARAMETERS_UPDATED_BEFORE_BACKWARD,
+                        SAVED_TENSOR_CHANGED_SILENTLY):
         parts = []
         for save in finding.saves:
             label, aten = _saver(save)
@@ -78,7 +80,7 @@ def to_hazard(finding: Finding) -> Hazard:
             related.append(Related(save_span, f"{code(label)} saves {noun} here for backward",
                                    _other(save.piece.path, finding.piece.path)))
         what = "; ".join(parts)
-        if finding.code == SAVED_TENSOR_OVERWRITTEN:
+        if finding.code in (SAVED_TENSOR_OVERWRITTEN, SAVED_TENSOR_CHANGED_SILENTLY):
             message = rule.message("static", op=code(finding.op), saved=what)
         else:
             what = "; ".join(parts[:NAMED_SAVES])

@@ -363,7 +363,8 @@ class _Replay:
             autograd.via, autograd.plan = via + event.via, event.plan
             autograd.write_one(self.storage_of(event.storage), event.piece, event.node,
                                event.op, self.layer_of(event.layer), event.confidence,
-                               event.place, tuple(self.save_of(s) for s in event.exempt))
+                               event.place, tuple(self.save_of(s) for s in event.exempt),
+                               event.silent)
         elif isinstance(event, BackwardEvent):
             autograd.via, autograd.plan = via + event.via, None
             loss = None if event.loss is None else self.lineage(event.loss)

@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from gradguard.analysis.fix_plans import Place
 
 Kind = Literal["tensor", "unknown", "module", "optimizer", "list", "const", "function"]
-ViewKind = Literal["view", "multi", "leaf", "nograd"]
+# "data": ``x.data``, the same storage under a version counter of its own, so that a
+# write through it goes past autograd's check (the gradients silently come out wrong).
+ViewKind = Literal["view", "multi", "leaf", "nograd", "data"]
 
 
 @dataclass(eq=False, slots=True)

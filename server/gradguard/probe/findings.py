@@ -21,6 +21,7 @@ from gradguard.rules import (
     FORBIDDEN_VIEW_WRITTEN,
     LEAF_WRITTEN_IN_PLACE,
     PARAMETERS_UPDATED_BEFORE_BACKWARD,
+    SAVED_TENSOR_CHANGED_SILENTLY,
     SAVED_TENSOR_OVERWRITTEN,
 )
 from gradguard.rules import message as rule_message
@@ -165,18 +166,18 @@ class Reporter:
         if write_site is None or save_site is None:
             return
         saved_what = _saved_description(saved, _module_phrase(saved.place, save_module))
-        code = SAVED_TENSOR_OVERWRITTEN
-        message = rule_message(code, "probe.silent", op=write.op,
+        code = SAVED_TENSOR_CHANGED_SILENTLY
+        message = rule_message(code, "probe", op=write.op,
                                module=_module_phrase(write.place, write_module),
                                saved=saved_what, where=_line_ref(save_site, write_site))
         if event.difference is not None:
             # Recomputed in the child with the old values: a fact, hence an error.
             severity = "error"
-            message += rule_message(code, "probe.silent.confirmed",
+            message += rule_message(code, "probe.confirmed",
                                     difference=event.difference)
         else:
             severity = "warning"
-            message += rule_message(code, "probe.silent.unconfirmed")
+            message += rule_message(code, "probe.unconfirmed")
         related = [_related(save_site, f"{saved_what} saved here for backward")]
         index = self._add((code, write_site.path, write_site.line, "silent"), code,
                           write_site, message, related, severity)

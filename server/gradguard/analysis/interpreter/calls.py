@@ -160,10 +160,11 @@ class Calls(State):
                for n in names):
             grad = False
         context = context_of(inputs)
-        key = (id(node), grad, self.repeating > 0, fills, context.key)
+        allowed = self.autograd.mutation_allowed
+        key = (id(node), grad, allowed, self.repeating > 0, fills, context.key)
         summary = self.cache.find(key, context)
         if summary is None or summary.function.node is not node:
-            summary = self._summarise(function, context, fills, grad)
+            summary = self._summarise(function, context, fills, grad, allowed)
             if summary.cut is None:
                 self.cache.add(key, summary)
         else:
@@ -213,9 +214,10 @@ class Calls(State):
         return inputs, tuple(fills)
 
     def _summarise(self, function: FunctionInfo, context: Context,
-                   fills: tuple[str | None, ...], grad: bool) -> Summary:
+                   fills: tuple[str | None, ...], grad: bool, allowed: bool) -> Summary:
         self.cache.computed += 1
         run = Run(context, grad)
+        run.autograd.mutation_allowed = allowed
         saved = _Saved(self.autograd, self.attr_journal, self.positions, self.place,
                        self.block, self.reads, self.cut, self.watched, self.observed)
         self.autograd, self.attr_journal, self.positions = run.autograd, None, []
@@ -361,8 +363,20 @@ class Calls(State):
         if name in ("isinstance", "hasattr", "callable"):
             return constant(UNKNOWN_INT)
         if name == "zip":
+            known = [len(a.items) for a in args if a.kind == "list" and a.items is not None]
+            if known:
+                # Zipped with a list of known items: as many tuples, each item in its own.
+                return Value("list", items=[
+                    Value("list", items=[a.items[i] if a.kind == "list" and
+                                         a.items is not None else self.element_of(a)
+                                         for a in args])
+                    for i in range(min(known))])
             return Value("list", element=Value(
                 "list", items=[self.element_of(a) for a in args]))
+        if name == "enumerate" and args and args[0].kind == "list" and \
+                args[0].items is not None and args[0].view != "multi":
+            return Value("list", items=[Value("list", items=[constant(i), item])
+                                        for i, item in enumerate(args[0].items)])
         if name == "enumerate" and args:
             return Value("list", element=Value(
                 "list", items=[constant(UNKNOWN_INT), self.element_of(args[0])]))
@@ -537,4 +551,25 @@ class Calls(State):
                     program.method(info, "__call__", self.reads)
             if found is not None:
                 return self.call_function(found[1], args, {}, module, (piece, node))
+            if info is not None and self.is_sequential(info) and module.attrs is not None:
+                # ``class ConvBlock(nn.Sequential)`` filled by ``add_module``: its layers
+                # run in the order they were added.
+                layers = [v for v in module.attrs.values() if v.kind == "module"]
+                chain = Sequential(layers, piece, node)
+                return self.call_module(Value("module", spec=chain), args, piece, node,
+                                        label, argument)
         return unknown()
+
+    def is_sequential(self, info: ClassInfo) -> bool:
+        """Whether a user class derives from ``nn.Sequential`` (through its own classes)."""
+        current: ClassInfo | None = info
+        for _ in range(MAX_DEPTH):
+            if current is None:
+                return False
+            if "torch.nn.Sequential" in current.bases:
+                return True
+            program = self.program_at(current.path)
+            parents = [program.class_info(base.rpartition(".")[2], self.reads)
+                       for base in current.bases]
+            current = next((parent for parent in parents if parent is not None), None)
+        return False

@@ -50,6 +50,10 @@ class FixPlanning(State):
                     frame: Frame) -> Plan | None:
         assert isinstance(call.func, ast.Attribute)
         receiver = call.func.value
+        if owner.view == "data":
+            # Through .data: only a copy written first leaves the saved tensor alone.
+            return self.clone_first(receiver, frame) if isinstance(receiver, ast.Name) \
+                else None
         out_of_place = name.removesuffix("_")
         effect = self.facts.methods.get(out_of_place)
         if self.place is not None and effect is None and is_dotted(receiver):

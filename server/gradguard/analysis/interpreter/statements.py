@@ -33,6 +33,8 @@ AUGMENTED_SYMBOLS = {
     ast.BitOr: "|=",
 }
 
+MUTATION_ALLOWED = {"torch.autograd.graph.allow_mutation_on_saved_tensors"}
+
 _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)
 
 
@@ -123,11 +125,28 @@ class Statements(State):
                 plan = self.clone_first(statement.target, frame)
             with self.fixing(plan):
                 self.autograd.apply(effect, frame.piece, statement, label, [target, right])
+            self.store_back(statement, target, frame)
             return
         if target.kind == "list" and right.kind == "list" and target.items is not None:
             target.items.extend(right.items or [])
             return
         self.bind(statement.target, unknown(), frame)
+
+    def store_back(self, statement: ast.AugAssign, result: Value, frame: Frame) -> None:
+        """``x[idx] += v`` with a tensor index: the op ran on a copy (advanced indexing
+        copies), which Python then stores back into ``x`` in place."""
+        target = statement.target
+        if not isinstance(target, ast.Subscript) or not is_dotted(target.value):
+            return
+        if all(self.is_basic_index(part, frame) for part in index_parts(target)):
+            return  # a view: the op already wrote into x
+        owner = self.eval(target.value, frame)
+        effect = self.facts.operators.get("setitem#advanced") or \
+            self.facts.operators.get("setitem")
+        if owner.kind != "tensor" or effect is None:
+            return
+        self.autograd.apply(effect, frame.piece, statement,
+                            f"{self.text(frame.piece, target)} = ...", [owner, result])
 
     def exec_if(self, statement: ast.If, frame: Frame) -> None:
         test = self.truth(statement.test, frame)
@@ -235,6 +254,7 @@ class Statements(State):
 
     def exec_with(self, statement: ast.With | ast.AsyncWith, frame: Frame) -> None:
         grad = self.autograd.grad_enabled
+        allowed = self.autograd.mutation_allowed
         for item in statement.items:
             expr = item.context_expr
             name = frame.program.qualify(expr.func if isinstance(expr, ast.Call) else expr,
@@ -243,6 +263,8 @@ class Statements(State):
                 self.autograd.grad_enabled = False
             elif name in GRAD_ON:
                 self.autograd.grad_enabled = True
+            elif name in MUTATION_ALLOWED:
+                self.autograd.mutation_allowed = True
             elif name == "torch.set_grad_enabled" and isinstance(expr, ast.Call) and expr.args:
                 flag = self.truth(expr.args[0], frame)
                 if flag is not None:
@@ -255,6 +277,7 @@ class Statements(State):
             self.exec_block(statement.body, frame)
         finally:
             self.autograd.grad_enabled = grad
+            self.autograd.mutation_allowed = allowed
 
     # -- binding ----------------------------------------------------------------------
 

@@ -54,6 +54,11 @@ class TorchApi(State):
                 return Value("module", spec=UnknownModule())
             return Value("module", spec=Sequential(items, piece, call),
                          params=self.autograd.new_storage(param=True, leaf=True))
+        if name == "torch.nn.Module":
+            # A bare module used as a container (``self.encoder = nn.Module()``, then
+            # ``self.encoder.layer = ...``): it holds what is set on it.
+            return Value("module", spec=UnknownModule(), attrs={},
+                         params=self.autograd.new_storage(param=True, leaf=True))
         if name == "torch.nn.ModuleList":
             if args and args[0].kind == "list":
                 return Value("list", items=None if args[0].items is None
