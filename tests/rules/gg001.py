@@ -222,6 +222,38 @@ INVALID = [
 
         Gate(True)(torch.randn(2, 4, requires_grad=True)).sum().backward()
     """),
+    case("GG001: a comprehension over layers, each call seen (sigmoid saves its output)", """
+        import torch
+        import torch.nn as nn
+
+        acts = [nn.Sigmoid(), nn.Tanh()]
+        x = torch.randn(3, requires_grad=True)
+        outs = [act(x) for act in acts]
+        outs[0].mul_(2)  # expect: GG001
+        sum(o.sum() for o in outs).backward()
+    """),
+    case("GG001: an nn.Sequential subclass filled by add_module", """
+        import torch
+        import torch.nn as nn
+
+        class Block(nn.Sequential):
+            def __init__(self):
+                super().__init__()
+                self.add_module("fc", nn.Linear(3, 3))
+                self.add_module("gate", nn.Sigmoid())
+                self.add_module("act", nn.ReLU(inplace=True))  # expect: GG001
+
+        Block()(torch.randn(2, 3)).sum().backward()
+    """),
+    case("GG001: a write under no_grad still bumps the version backward checks", """
+        import torch
+
+        x = torch.randn(3, requires_grad=True)
+        y = x.exp()
+        with torch.no_grad():
+            y.mul_(2)  # expect: GG001
+        y.sum().backward()
+    """),
 ]
 
 VALID = [
@@ -409,5 +441,27 @@ VALID = [
         z = y.sum()
         y.zero_()
         z.backward()
+    """),
+    case("GG001: inside allow_mutation_on_saved_tensors a write on a saved tensor is legal",
+         """
+        import torch
+
+        x = torch.randn(3, requires_grad=True)
+        with torch.autograd.graph.allow_mutation_on_saved_tensors():
+            y = x.sigmoid()
+            y.mul_(2)
+            y.sum().backward()
+    """),
+    case("GG001: an nn.Sequential subclass whose in-place ReLU follows a linear layer", """
+        import torch
+        import torch.nn as nn
+
+        class Block(nn.Sequential):
+            def __init__(self):
+                super().__init__()
+                self.add_module("fc", nn.Linear(3, 3))
+                self.add_module("act", nn.ReLU(inplace=True))
+
+        Block()(torch.randn(2, 3)).sum().backward()
     """),
 ]

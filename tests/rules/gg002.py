@@ -62,6 +62,13 @@ INVALID = [
         layer.weight.copy_(torch.ones(2, 4))  # expect: GG002
         layer(torch.randn(3, 4)).sum().backward()
     """),
+    case("GG002: x[idx] += v with a tensor index stores back into the leaf", """
+        import torch
+
+        w = torch.zeros(3, requires_grad=True)
+        idx = torch.tensor([0, 2])
+        w[idx] += 1  # expect: GG002
+    """),
 ]
 
 VALID = [
@@ -98,5 +105,13 @@ VALID = [
                 return self.fc(x)
 
         Net()(torch.randn(2, 4)).sum().backward()
+    """),
+    case("GG002: x[idx] += v with a tensor index, under no_grad", """
+        import torch
+
+        w = torch.zeros(3, requires_grad=True)
+        idx = torch.tensor([0, 2])
+        with torch.no_grad():
+            w[idx] += 1
     """),
 ]

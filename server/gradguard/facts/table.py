@@ -74,6 +74,8 @@ class ModuleFacts:
     has_parameters: bool
     ctor_inplace: InplaceFlag | None = None
     call_inplace: Effect | None = None
+    # A call writes the module's own parameters (``Embedding(max_norm=...)``).
+    writes_parameters: bool = False
 
     def effect(self, inplace: bool) -> Effect:
         if inplace and self.call_inplace is not None:
@@ -168,6 +170,7 @@ def load() -> Facts:
             has_parameters=bool(raw.get("has_parameters", False)),
             ctor_inplace=_flag(raw.get("ctor_inplace")),
             call_inplace=_effect(raw.get("call_inplace")),
+            writes_parameters=bool(raw.get("writes_parameters", False)),
         )
         for name, raw in spellings["modules"].items()
     }

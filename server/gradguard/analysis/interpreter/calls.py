@@ -14,6 +14,7 @@ from gradguard.analysis.interpreter.state import (
     GRAD_OFF,
     MAX_DEPTH,
     UNKNOWN_INT,
+    UNKNOWN_STR,
     AttrJournal,
     Frame,
     Position,
@@ -481,7 +482,11 @@ class Calls(State):
             parameter = Value("tensor", storages, True)
             return Value("list", updates=[owner], element=parameter)
         if name == "named_parameters":
-            return Value("list", updates=[owner])
+            # (name, parameter) pairs: an update loop over them writes the parameters.
+            storages = tuple(self.parameter_storages(owner))
+            pair = Value("list", items=[constant(UNKNOWN_STR),
+                                        Value("tensor", storages, True)])
+            return Value("list", updates=[owner], element=pair)
         if name in ("eval", "train") and owner.attrs is not None:
             self.observe(*args[:1])
             mode = name == "train" and not (args and args[0].kind == "const" and
@@ -515,9 +520,21 @@ class Calls(State):
             described = label
             if spec.inplace is True and "(" not in label:
                 described = f"{label} ({facts.name.rsplit('.', 1)[-1]}, inplace=True)"
+            if facts.writes_parameters and module.params is not None:
+                # Its call edits its own weight under no_grad (Embedding's max_norm): a
+                # weight edit that a backward through earlier uses of it trips over. No
+                # step to move: the call is the forward itself.
+                grad = self.autograd.grad_enabled
+                self.autograd.grad_enabled = False
+                try:
+                    self.autograd.write(Value("tensor", (module.params,), True), piece, node,
+                                        label)
+                finally:
+                    self.autograd.grad_enabled = grad
             operands = args[:1]
             if operands and facts.has_parameters and module.params is not None:
-                operands.append(Value("tensor", (module.params,), True))
+                # Frozen (``weight.requires_grad_(False)``): its output needs no grad for it.
+                operands.append(Value("tensor", (module.params,), not module.params.grad_off))
             spec.calls.add(node)
             plan: Plan | None = None
             if spec.inplace is True and argument is not None and is_dotted(argument) and \

@@ -42,7 +42,7 @@ class TorchApi(State):
         piece = frame.piece
         label = self.text(piece, call.func)
         if name in facts.modules:
-            module = facts.modules[name]
+            module = facts.modules[self.module_variant(name, kwargs)]
             inplace = self.flag(module.ctor_inplace, call, args, kwargs)
             params = self.autograd.new_storage(param=True, leaf=True)
             spec = NnModule(module, inplace, piece, call,
@@ -127,6 +127,17 @@ class TorchApi(State):
             return Value("unknown", (self.autograd.new_storage(),), graph,
                          history=tuple(tensors))
         return unknown()
+
+    def module_variant(self, name: str, kwargs: dict[str, Value]) -> str:
+        """The traced variant a keyword argument selects (``Embedding(max_norm=1.0)`` is
+        ``torch.nn.Embedding#max_norm``), when it is given a value other than None."""
+        for keyword, value in kwargs.items():
+            variant = f"{name}#{keyword}"
+            if variant in self.facts.modules:
+                self.observe(value)
+                if not (value.kind == "const" and value.const is None):
+                    return variant
+        return name
 
     def is_identity(self, name: str, args: list[Value], kwargs: dict[str, Value],
                     p_position: int = 0) -> bool:
