@@ -254,6 +254,16 @@ INVALID = [
             y.mul_(2)  # expect: GG001
         y.sum().backward()
     """),
+    case("GG001: a layer's weight read from dict(named_parameters()), its input written", """
+        import torch
+        import torch.nn as nn
+
+        layer = nn.Linear(3, 3)
+        params = dict(layer.named_parameters())
+        h = torch.zeros(2, 3)
+        h[0] = torch.tanh(h[1] @ params["weight"].T)  # expect: GG001
+        h.sum().backward()
+    """),
 ]
 
 VALID = [
@@ -463,5 +473,17 @@ VALID = [
                 self.add_module("act", nn.ReLU(inplace=True))
 
         Block()(torch.randn(2, 3)).sum().backward()
+    """),
+    case("GG001: a layer's weight read from dict(named_parameters()), a copy written", """
+        import torch
+        import torch.nn as nn
+
+        layer = nn.Linear(3, 3)
+        params = dict(layer.named_parameters())
+        h = torch.zeros(2, 3)
+        out = torch.tanh(h[1] @ params["weight"].T)
+        h = h.clone()
+        h[0] = out
+        h.sum().backward()
     """),
 ]

@@ -69,6 +69,19 @@ INVALID = [
         idx = torch.tensor([0, 2])
         w[idx] += 1  # expect: GG002
     """),
+    case("GG002: a helper updates the parameters of a model it reads as a global", """
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(3, 3)
+
+        def sgd_step(lr):
+            for p in model.parameters():
+                p.sub_(lr * p.grad)  # expect: GG002
+
+        model(torch.randn(2, 3)).sum().backward()
+        sgd_step(0.1)
+    """),
 ]
 
 VALID = [
@@ -113,5 +126,19 @@ VALID = [
         idx = torch.tensor([0, 2])
         with torch.no_grad():
             w[idx] += 1
+    """),
+    case("GG002: a helper updates the parameters of a global model under no_grad", """
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(3, 3)
+
+        def sgd_step(lr):
+            with torch.no_grad():
+                for p in model.parameters():
+                    p.sub_(lr * p.grad)
+
+        model(torch.randn(2, 3)).sum().backward()
+        sgd_step(0.1)
     """),
 ]

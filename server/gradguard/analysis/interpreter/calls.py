@@ -4,6 +4,7 @@ through their summaries (:mod:`gradguard.analysis.summaries`)."""
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -12,6 +13,7 @@ from gradguard.analysis.findings import Site
 from gradguard.analysis.fix_plans import CloneIfUsedLater, Place, Plan, is_dotted
 from gradguard.analysis.interpreter.state import (
     GRAD_OFF,
+    MAPPING,
     MAX_DEPTH,
     UNKNOWN_INT,
     UNKNOWN_STR,
@@ -79,6 +81,31 @@ def as_annotated(param: ast.arg, value: Value) -> Value:
 
 # How a parameter no argument was given for is filled inside the callee.
 _DEFAULT, _UNKNOWN = "default", "unknown"
+_GLOBAL = "global:"
+
+
+@functools.lru_cache(maxsize=4096)
+def free_names(node: ast.AST) -> tuple[str, ...]:
+    """The names a function reads that it does not bind itself: its globals."""
+    bound: set[str] = set()
+    read: dict[str, None] = {}
+    args = getattr(node, "args", None)
+    if isinstance(args, ast.arguments):
+        for arg in args.posonlyargs + args.args + args.kwonlyargs + \
+                [a for a in (args.vararg, args.kwarg) if a is not None]:
+            bound.add(arg.arg)
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name):
+            if isinstance(child.ctx, ast.Load):
+                read.setdefault(child.id, None)
+            else:
+                bound.add(child.id)
+        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                child is not node:
+            bound.add(child.name)
+        elif isinstance(child, ast.arg) and child is not node:
+            bound.add(child.arg)
+    return tuple(name for name in read if name not in bound)
 
 
 class Calls(State):
@@ -156,6 +183,14 @@ class Calls(State):
         names = decorator_names(node)
         inputs, fills = self._bind(function, args, kwargs, self_value,
                                    "staticmethod" in names)
+        script = self.scripts.get(function.path)
+        if script is not None:
+            # The globals it reads, as the script has bound them so far: inputs too.
+            for name in free_names(node):
+                value = script.env.get(name)
+                if value is not None and value.kind != "function":
+                    inputs.append(value)
+                    fills += (f"{_GLOBAL}{name}",)
         grad = self.autograd.grad_enabled
         if any(n in GRAD_OFF or n.split(".")[-1] in ("no_grad", "inference_mode")
                for n in names):
@@ -287,6 +322,9 @@ class Calls(State):
             frame.env[spec.vararg.arg] = run.input(len(named) + 1) or Value("list")
         if spec.kwarg is not None:
             frame.env[spec.kwarg.arg] = unknown()
+        for position, fill in enumerate(fills):
+            if fill is not None and fill.startswith(_GLOBAL):
+                frame.env[fill.removeprefix(_GLOBAL)] = run.input(position + 1) or unknown()
         return frame
 
     # -- calls ------------------------------------------------------------------------
@@ -359,6 +397,13 @@ class Calls(State):
         if name in ("list", "tuple") and args and args[0].kind == "list":
             return Value("list", items=None if args[0].items is None else list(args[0].items),
                          view=args[0].view, storages=args[0].storages)
+        if name == "dict" and len(args) == 1 and not kwargs:
+            pair = self.element_of(args[0]) if args[0].kind == "list" else None
+            if pair is not None and pair.kind == "list" and pair.items is not None and \
+                    len(pair.items) == 2:
+                # ``dict(model.named_parameters())``: a mapping of unknown keys, each item
+                # like the pairs' second half.
+                return Value("list", name=MAPPING, element=pair)
         if name in ("setattr", "getattr") and len(args) >= 2:
             return self.dynamic_attribute(name, args, frame)
         if name in ("isinstance", "hasattr", "callable"):
@@ -412,6 +457,12 @@ class Calls(State):
             if name == "step":
                 self.optimizer_step(owner, piece, call)
             return constant(None)
+        if owner.kind == "list" and owner.name == MAPPING and owner.element is not None and \
+                name in ("items", "values", "keys"):
+            pair = owner.element
+            assert pair.items is not None
+            return Value("list", element={"items": pair, "values": pair.items[1],
+                                          "keys": pair.items[0]}[name])
         if owner.kind == "list":
             args = self.arguments(call, frame)[0]
             if owner.items is not None:

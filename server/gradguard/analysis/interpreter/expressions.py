@@ -8,6 +8,7 @@ from typing import Any
 
 from gradguard.analysis.findings import Finding
 from gradguard.analysis.interpreter.state import (
+    MAPPING,
     MAX_UNROLL,
     UNKNOWN,
     UNKNOWN_INT,
@@ -202,6 +203,10 @@ class Expressions(State):
     def eval_subscript(self, expr: ast.Subscript, frame: Frame) -> Value:
         owner = self.eval(expr.value, frame)
         if owner.kind == "list":
+            if owner.name == MAPPING and owner.element is not None and \
+                    owner.element.items is not None:
+                self.eval(expr.slice, frame)
+                return self.distinct(owner.element.items[1])
             if owner.view == "multi":
                 return self.element_of(owner)
             index = self.single_index(expr, frame)

@@ -10,6 +10,7 @@ from gradguard.analysis.fix_plans import AugmentedToBinary, Place, Plan, is_dott
 from gradguard.analysis.interpreter.state import (
     GRAD_OFF,
     GRAD_ON,
+    MAPPING,
     MAX_UNROLL,
     UNKNOWN_INT,
     Frame,
@@ -315,6 +316,9 @@ class Statements(State):
         if value.kind == "list" and value.view == "multi":
             return Value("tensor", value.storages, value.requires_grad, view="multi",
                          history=(value,))
+        if value.kind == "list" and value.name == MAPPING and value.element is not None and \
+                value.element.items is not None:
+            return value.element.items[0]  # iterating a mapping gives its keys
         if value.kind == "list" and value.element is not None:
             return self.distinct(value.element)
         if value.kind == "list" and value.items:

@@ -30,6 +30,12 @@ TUPLE_METHODS = {"max", "min", "sort", "topk", "kthvalue", "mode", "median", "na
                  "svd", "qr", "slogdet", "aminmax", "frexp", "cummax", "cummin", "histogram"}
 
 
+# The containers and wrappers of torch.nn, each built its own way below.
+_CONTAINERS = {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
+               "torch.nn.Module", "torch.nn.Parameter", "torch.nn.ParameterList",
+               "torch.nn.ParameterDict"}
+
+
 class TorchApi(State):
     def _asks_grad(self, kwargs: dict[str, Value]) -> bool:
         requires = kwargs.get("requires_grad")
@@ -53,6 +59,12 @@ class TorchApi(State):
             if len(items) != len(args):
                 return Value("module", spec=UnknownModule())
             return Value("module", spec=Sequential(items, piece, call),
+                         params=self.autograd.new_storage(param=True, leaf=True))
+        if name.startswith("torch.nn.") and name.count(".") == 2 and name[9:10].isupper() \
+                and name not in _CONTAINERS:
+            # A layer no trace covers (``nn.RNN``): what its call does is unknown, but it
+            # has parameters an optimizer or an update loop writes.
+            return Value("module", spec=UnknownModule(),
                          params=self.autograd.new_storage(param=True, leaf=True))
         if name == "torch.nn.Module":
             # A bare module used as a container (``self.encoder = nn.Module()``, then
