@@ -344,6 +344,9 @@ def module_facts(spelling: Spelling) -> dict[str, Any]:
     }
     if before != after:
         facts["writes_parameters"] = True
+    if not case.input.is_floating_point():
+        # It is called with indices (Embedding): its input never requires grad.
+        facts["index_input"] = True
     return facts
 
 

@@ -82,6 +82,29 @@ INVALID = [
         model(torch.randn(2, 3)).sum().backward()
         sgd_step(0.1)
     """),
+    case("GG002: a forward hook makes a frozen embedding's output a leaf that requires grad",
+         """
+        import torch
+        import torch.nn as nn
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(10, 4)
+                self.embed.weight.requires_grad_(False)
+
+                def make_inputs_require_grads(module, input, output):
+                    output.requires_grad_(True)
+
+                self.embed.register_forward_hook(make_inputs_require_grads)
+
+            def forward(self, ids):
+                x = self.embed(ids)
+                x += 1  # expect: GG002
+                return x.sum()
+
+        Model()(torch.tensor([1, 2])).backward()
+    """),
 ]
 
 VALID = [
@@ -140,5 +163,26 @@ VALID = [
 
         model(torch.randn(2, 3)).sum().backward()
         sgd_step(0.1)
+    """),
+    case("GG002: the same forward hook on an embedding that is not frozen", """
+        import torch
+        import torch.nn as nn
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(10, 4)
+
+                def make_inputs_require_grads(module, input, output):
+                    output.requires_grad_(True)
+
+                self.embed.register_forward_hook(make_inputs_require_grads)
+
+            def forward(self, ids):
+                x = self.embed(ids)
+                x += 1
+                return x.sum()
+
+        Model()(torch.tensor([1, 2])).backward()
     """),
 ]

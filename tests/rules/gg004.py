@@ -124,4 +124,17 @@ VALID = [
         a = emb.weight @ w.t()
         (a.sum() + b.sum()).backward()
     """),
+    case("GG004: a step over frozen parameters between two backwards leaves them alone", """
+        import torch
+        import torch.nn as nn
+
+        backbone = nn.Linear(4, 2)
+        backbone.weight.requires_grad_(False)
+        backbone.bias.requires_grad_(False)
+        opt = torch.optim.SGD(backbone.parameters(), lr=0.1)
+        out = backbone(torch.randn(3, 4, requires_grad=True))
+        out.pow(2).sum().backward(retain_graph=True)
+        opt.step()
+        out.sum().backward()
+    """),
 ]

@@ -70,6 +70,9 @@ class NnModule:
     calls: set[ast.AST] = field(default_factory=set)
     # Built so that it returns its input untouched (``nn.Dropout(0.0)``).
     identity: bool = False
+    # Forward hooks registered on it (``register_forward_hook``): the functions (project
+    # ``FunctionInfo``s) run on (module, inputs, output) after each call.
+    hooks: tuple[object, ...] = ()
 
 
 @dataclass(eq=False, slots=True)

@@ -76,6 +76,8 @@ class ModuleFacts:
     call_inplace: Effect | None = None
     # A call writes the module's own parameters (``Embedding(max_norm=...)``).
     writes_parameters: bool = False
+    # It is called with indices (``Embedding``): its input never requires grad.
+    index_input: bool = False
 
     def effect(self, inplace: bool) -> Effect:
         if inplace and self.call_inplace is not None:
@@ -171,6 +173,7 @@ def load() -> Facts:
             ctor_inplace=_flag(raw.get("ctor_inplace")),
             call_inplace=_effect(raw.get("call_inplace")),
             writes_parameters=bool(raw.get("writes_parameters", False)),
+            index_input=bool(raw.get("index_input", False)),
         )
         for name, raw in spellings["modules"].items()
     }

@@ -556,6 +556,9 @@ class Calls(State):
         if name == "forward":
             return self.call_module(owner, args, frame.piece, call,
                                     self.text(frame.piece, call.func))
+        if name == "register_forward_hook" and args and isinstance(owner.spec, NnModule) and \
+                isinstance(args[0].const, FunctionInfo):
+            owner.spec.hooks = owner.spec.hooks + (args[0].const,)
         return unknown()
 
     def call_module(self, module: Value, args: list[Value], piece: Piece, node: ast.AST,
@@ -583,6 +586,12 @@ class Calls(State):
                 finally:
                     self.autograd.grad_enabled = grad
             operands = args[:1]
+            if operands and facts.index_input and is_tensorish(operands[0]):
+                # Indices (an Embedding's input) never require grad, whatever else is
+                # unknown about them.
+                given = operands[0]
+                operands[0] = Value(given.kind, given.storages, False, view=given.view,
+                                    history=given.history)
             if operands and facts.has_parameters and module.params is not None:
                 # Frozen (``weight.requires_grad_(False)``): its output needs no grad for it.
                 operands.append(Value("tensor", (module.params,), not module.params.grad_off))
@@ -592,8 +601,17 @@ class Calls(State):
                     self.place is not None:
                 plan = CloneIfUsedLater(argument, self.place, self.later_statements())
             with self.fixing(plan):
-                return self.autograd.apply(effect, piece, node, described, operands,
-                                           layer=spec if spec.inplace is True else None)
+                output = self.autograd.apply(effect, piece, node, described, operands,
+                                             layer=spec if spec.inplace is True else None)
+            for hook in spec.hooks:
+                # ``output.requires_grad_(True)`` in a hook (transformers'
+                # enable_input_require_grads) makes the output a leaf that requires grad.
+                assert isinstance(hook, FunctionInfo)
+                given = self.call_function(hook, [module, Value("list", items=list(args)),
+                                                  output], {}, None, (piece, node))
+                if given.kind != "const":
+                    output = given  # a hook that returns a value replaces the output
+            return output
         if isinstance(spec, Sequential):
             value = args[0] if args else unknown()
             outer = self.autograd.via

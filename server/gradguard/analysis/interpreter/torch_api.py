@@ -236,6 +236,8 @@ class TorchApi(State):
         try:
             for module in optimizer.updates or []:
                 for storage in self.parameter_storages(module):
+                    if storage.grad_off:
+                        continue  # frozen: no grad, so the step leaves it alone
                     self.autograd.write(Value("tensor", (storage,), True), piece, call,
                                         f"{self.text(piece, call.func)}()", place=self.place)
         finally:
