@@ -344,6 +344,10 @@ def module_facts(spelling: Spelling) -> dict[str, Any]:
     }
     if before != after:
         facts["writes_parameters"] = True
+    # The public torch.nn classes it is an instance of (``isinstance(m, nn.Hardtanh)``
+    # holds for a ReLU6), nn.Module included.
+    facts["bases"] = [f"torch.nn.{base.__name__}" for base in spelling.target.__mro__[1:]
+                      if getattr(nn, base.__name__, None) is base]
     if not case.input.is_floating_point():
         # It is called with indices (Embedding): its input never requires grad.
         facts["index_input"] = True

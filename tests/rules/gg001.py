@@ -237,13 +237,13 @@ INVALID = [
         import torch.nn as nn
 
         class Block(nn.Sequential):
-            def __init__(self):
+            def __init__(self, act):
                 super().__init__()
                 self.add_module("fc", nn.Linear(3, 3))
                 self.add_module("gate", nn.Sigmoid())
-                self.add_module("act", nn.ReLU(inplace=True))  # expect: GG001
+                self.add_module("act", act)
 
-        Block()(torch.randn(2, 3)).sum().backward()
+        Block(nn.ReLU(inplace=True))(torch.randn(2, 3)).sum().backward()  # expect: GG001
     """),
     case("GG001: a write under no_grad still bumps the version backward checks", """
         import torch
@@ -263,6 +263,16 @@ INVALID = [
         h = torch.zeros(2, 3)
         h[0] = torch.tanh(h[1] @ params["weight"].T)  # expect: GG001
         h.sum().backward()
+    """),
+    case("GG001: every ReLU switched in place by a loop over modules() with isinstance", """
+        import torch
+        import torch.nn as nn
+
+        net = nn.Sequential(nn.Linear(3, 3), nn.Sigmoid(), nn.ReLU())  # expect: GG001
+        for m in net.modules():
+            if isinstance(m, nn.ReLU):
+                m.inplace = True
+        net(torch.randn(2, 3)).sum().backward()
     """),
 ]
 
@@ -485,5 +495,16 @@ VALID = [
         h = h.clone()
         h[0] = out
         h.sum().backward()
+    """),
+    case("GG001: every ReLU switched in place by a loop over modules(), after a linear layer",
+         """
+        import torch
+        import torch.nn as nn
+
+        net = nn.Sequential(nn.Linear(3, 3), nn.Sigmoid(), nn.Linear(3, 3), nn.ReLU())
+        for m in net.modules():
+            if isinstance(m, nn.ReLU):
+                m.inplace = True
+        net(torch.randn(2, 3)).sum().backward()
     """),
 ]

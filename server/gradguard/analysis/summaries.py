@@ -209,6 +209,8 @@ def _snapshot(objects: list[Obj]) -> list[object]:
                                    None if obj.items is None else list(obj.items)))
         elif isinstance(obj, Storage):
             taken.append((obj.leaf, obj.grad_off))
+        elif isinstance(obj, NnModule):
+            taken.append(obj.inplace)
         else:
             taken.append(None)
     return taken
@@ -228,6 +230,8 @@ class Change:
     calls: frozenset[object] = frozenset()
     hooks: tuple[object, ...] | None = None
     grad_off: bool | None = None
+    # A layer's inplace switch set (``m.inplace = True``): (the new value,) if it was.
+    inplace: tuple[bool | None] | None = None
 
 
 def _changes(objects: list[Obj], before: list[object]) -> list[Change]:
@@ -248,9 +252,10 @@ def _changes(objects: list[Obj], before: list[object]) -> list[Change]:
         elif isinstance(obj, Storage):
             if (obj.leaf, obj.grad_off) != old:
                 found.append(Change(at, leaf=obj.leaf, grad_off=obj.grad_off))
-        elif isinstance(obj, NnModule) and (obj.calls or obj.hooks):
+        elif isinstance(obj, NnModule) and (obj.calls or obj.hooks or obj.inplace != old):
             # Its hooks started as the caller's: those it ends with replace them.
-            found.append(Change(at, calls=frozenset(obj.calls), hooks=obj.hooks))
+            found.append(Change(at, calls=frozenset(obj.calls), hooks=obj.hooks,
+                                inplace=(obj.inplace,) if obj.inplace != old else None))
     return found
 
 
@@ -397,6 +402,8 @@ class _Replay:
             changed.calls |= change.calls  # type: ignore[arg-type]
             if change.hooks is not None:
                 changed.hooks = change.hooks
+            if change.inplace is not None:
+                changed.inplace = change.inplace[0]
         elif isinstance(changed, Value):
             changed.requires_grad = change.requires_grad
             if change.history:

@@ -78,6 +78,8 @@ class ModuleFacts:
     writes_parameters: bool = False
     # It is called with indices (``Embedding``): its input never requires grad.
     index_input: bool = False
+    # The public torch.nn classes it derives from (``torch.nn.Module`` included).
+    bases: tuple[str, ...] = ()
 
     def effect(self, inplace: bool) -> Effect:
         if inplace and self.call_inplace is not None:
@@ -174,6 +176,7 @@ def load() -> Facts:
             call_inplace=_effect(raw.get("call_inplace")),
             writes_parameters=bool(raw.get("writes_parameters", False)),
             index_input=bool(raw.get("index_input", False)),
+            bases=tuple(raw.get("bases", ())),
         )
         for name, raw in spellings["modules"].items()
     }

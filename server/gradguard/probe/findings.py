@@ -92,7 +92,7 @@ class Reporter:
         versions = f"version {saved.version} -> {event.after}"
         saved_what = _saved_description(saved, _module_phrase(saved.place, save_module))
         where = _line_ref(save_site, write_site)
-        parameter = _parameter(write.tensor)
+        parameter = _parameter(write.tensor) or _shared_parameter(write.tensor, self.tracker)
         if parameter is not None:
             code = PARAMETERS_UPDATED_BEFORE_BACKWARD
             name = _parameter_name(parameter, self.tracker)
@@ -348,6 +348,20 @@ def _parameter(written: torch.Tensor) -> torch.Tensor | None:
     weight edits under no_grad."""
     base = written._base if written._base is not None else written
     return base if base.is_leaf and base.requires_grad else None
+
+
+def _shared_parameter(written: torch.Tensor, tracker: Tracker) -> torch.Tensor | None:
+    """A parameter of a module the target ran whose storage a write goes to through an
+    alias (``Embedding(max_norm=...)`` renormalises ``weight.detach()``): a weight edit."""
+    try:
+        pointer = written.untyped_storage().data_ptr()
+    except RuntimeError:  # pragma: no cover (a tensor without storage)
+        return None
+    for root in list(tracker.roots):
+        for candidate in root.parameters():
+            if candidate.requires_grad and candidate.untyped_storage().data_ptr() == pointer:
+                return candidate
+    return None
 
 
 def _parameter_name(parameter: torch.Tensor, tracker: Tracker) -> str | None:

@@ -406,6 +406,9 @@ class Calls(State):
                 return Value("list", name=MAPPING, element=pair)
         if name in ("setattr", "getattr") and len(args) >= 2:
             return self.dynamic_attribute(name, args, frame)
+        if name == "isinstance" and len(call.args) == 2 and args:
+            decided = self.instance_of(args[0], call.args[1], frame)
+            return constant(UNKNOWN_INT if decided is None else decided)
         if name in ("isinstance", "hasattr", "callable"):
             return constant(UNKNOWN_INT)
         if name == "zip":
@@ -427,6 +430,51 @@ class Calls(State):
             return Value("list", element=Value(
                 "list", items=[constant(UNKNOWN_INT), self.element_of(args[0])]))
         return self.call_torch(name, call, frame, args, kwargs)
+
+    def instance_of(self, value: Value, classes: ast.expr, frame: Frame) -> bool | None:
+        """``isinstance(value, classes)`` when the value's class is known: a torch layer
+        against torch.nn classes, a tensor against ``torch.Tensor``."""
+        parts = classes.elts if isinstance(classes, ast.Tuple) else [classes]
+        names = [frame.program.qualify(part, self.reads) for part in parts]
+        if any(name is None for name in names):
+            return None
+        spec = value.spec
+        own: tuple[str, ...] | None = None
+        if value.kind == "module" and isinstance(spec, NnModule):
+            own = (spec.facts.name.split("#")[0], *spec.facts.bases)
+        elif value.kind == "module" and isinstance(spec, Sequential):
+            own = ("torch.nn.Sequential", "torch.nn.Module")
+        elif value.kind == "tensor" and not value.maybe_list:
+            own = ("torch.Tensor",)
+        elif value.kind == "list" and value.items is not None:
+            own = ("tuple", "list")
+        if own is None:
+            return None
+        if any(name in own for name in names):
+            return True
+        # Another class of torch.nn (or torch.Tensor): known not to be one.
+        if all(name is not None and (name == "torch.Tensor" or (
+                name.startswith("torch.nn.") and name.count(".") == 2 and
+                name[9:10].isupper())) for name in names):
+            return False
+        return None
+
+    def submodules(self, module: Value, depth: int = 0) -> list[Value]:
+        """``module.modules()``: the module and every module inside it, in order."""
+        found = [module]
+        if depth > 6:
+            return found
+        children: list[Value] = []
+        if isinstance(module.spec, Sequential):
+            children.extend(module.spec.items)
+        for value in (module.attrs or {}).values():
+            if value.kind == "module":
+                children.append(value)
+            elif value.kind == "list" and value.items:
+                children.extend(item for item in value.items if item.kind == "module")
+        for child in children:
+            found.extend(self.submodules(child, depth + 1))
+        return list({id(m): m for m in found}.values())
 
     def dynamic_attribute(self, name: str, args: list[Value], frame: Frame) -> Value:
         """``setattr(m, 'conv%d' % i, block)`` and ``getattr(m, 'conv%d' % i)``: a name
@@ -532,6 +580,11 @@ class Calls(State):
             storages = tuple(self.parameter_storages(owner))
             parameter = Value("tensor", storages, True)
             return Value("list", updates=[owner], element=parameter)
+        if name in ("modules", "named_modules"):
+            inside = self.submodules(owner)
+            if name == "named_modules":
+                inside = [Value("list", items=[constant(UNKNOWN_STR), m]) for m in inside]
+            return Value("list", items=inside)
         if name == "named_parameters":
             # (name, parameter) pairs: an update loop over them writes the parameters.
             storages = tuple(self.parameter_storages(owner))

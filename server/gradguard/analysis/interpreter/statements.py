@@ -13,13 +13,22 @@ from gradguard.analysis.interpreter.state import (
     MAPPING,
     MAX_UNROLL,
     UNKNOWN_INT,
+    UNKNOWN_STR,
     Frame,
     Position,
     State,
     is_text,
 )
 from gradguard.analysis.program import FunctionInfo
-from gradguard.analysis.values import Save, Storage, Value, constant, is_tensorish, unknown
+from gradguard.analysis.values import (
+    NnModule,
+    Save,
+    Storage,
+    Value,
+    constant,
+    is_tensorish,
+    unknown,
+)
 
 AUGMENTED_SYMBOLS = {
     ast.Add: "+=",
@@ -289,6 +298,13 @@ class Statements(State):
             owner = self.eval(target.value, frame)
             if target.attr == "requires_grad" and owner.kind == "tensor":
                 self.set_requires_grad(owner, value)
+            elif target.attr == "inplace" and isinstance(owner.spec, NnModule) and \
+                    owner.spec.facts.ctor_inplace is not None:
+                # ``m.inplace = True`` on a layer built out of place (a loop over
+                # ``self.modules()`` switching every ReLU on).
+                self.observe(value)
+                owner.spec.inplace = bool(value.const) if value.kind == "const" and \
+                    value.const not in (UNKNOWN_INT, UNKNOWN_STR) else None
             elif owner.attrs is not None:
                 if self.attr_journal is not None:
                     self.attr_journal.append((owner.attrs, target.attr,
