@@ -250,9 +250,10 @@ INVALID = [
 
         x = torch.randn(3, requires_grad=True)
         y = x.exp()
+        loss = y.sum()
         with torch.no_grad():
             y.mul_(2)  # expect: GG001
-        y.sum().backward()
+        loss.backward()
     """),
     case("GG001: a layer's weight read from dict(named_parameters()), its input written", """
         import torch

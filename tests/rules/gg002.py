@@ -68,6 +68,7 @@ INVALID = [
         w = torch.zeros(3, requires_grad=True)
         idx = torch.tensor([0, 2])
         w[idx] += 1  # expect: GG002
+        w.sum().backward()
     """),
     case("GG002: a helper updates the parameters of a model it reads as a global", """
         import torch

@@ -51,10 +51,12 @@ INVALID = [
         d.sum().backward()
     """),
     case("GG003: the last layer of a Sequential, its bias edited by index", """
+        import torch
         import torch.nn as nn
 
         model = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 2))
         model[-1].bias[0] += 1  # expect: GG003
+        model(torch.randn(2, 3)).sum().backward()
     """),
 ]
 

@@ -6,7 +6,7 @@ import ast
 import os
 
 from gradguard.analysis.findings import Finding
-from gradguard.analysis.fix_edits import clone_saved_input, layer_fix, plan_fix
+from gradguard.analysis.fix_edits import clone_saved_input, layer_fix, plan_fix, switch_fix
 from gradguard.analysis.fix_plans import CloneFirst, CloneIfUsedLater
 from gradguard.analysis.hazard import Fix, Hazard, Related, Span
 from gradguard.analysis.values import Save
@@ -150,11 +150,19 @@ def _fix(finding: Finding) -> Fix | None:
         # ``x[1] = conv(x[1])``: a copy made before the statement is what the conv
         # reads too; the conv gets the copy instead.
         fix = clone_saved_input(finding.saves, plan.place.piece, plan.root)
+        written = ast.dump(plan.root)
+        if fix is None and not any(ast.dump(part) == written for save in finding.saves
+                                   for part in ast.walk(save.node)):
+            # The op saved a view taken earlier (``h_t[layer] = tanh(input_t @ w)``): a
+            # copy made before the statement leaves that view alone.
+            fix = plan_fix(plan)
     else:
         fix = plan_fix(plan) if plan is not None else None
     if fix is None and finding.layer is not None and \
             finding.layer.piece.path == finding.piece.path:
         fix = layer_fix(finding.layer)
+    if fix is None and finding.layer is not None and finding.layer.switched is not None:
+        fix = switch_fix(*finding.layer.switched)
     if fix is not None and finding.plan is not None and \
             finding.plan.place.piece.path != finding.piece.path:
         return None  # an edit in another file than the one reported on

@@ -160,7 +160,7 @@ def _placeholders(context: Context, autograd: Autograd) -> list[Obj]:
             copy.grad_off = obj.grad_off
         elif isinstance(obj, NnModule):
             copy = NnModule(obj.facts, obj.inplace, obj.piece, obj.node, identity=obj.identity,
-                            hooks=obj.hooks)
+                            hooks=obj.hooks, switched=obj.switched)
         elif isinstance(obj, Sequential):
             copy = Sequential([], obj.piece, obj.node)
         else:
@@ -230,8 +230,8 @@ class Change:
     calls: frozenset[object] = frozenset()
     hooks: tuple[object, ...] | None = None
     grad_off: bool | None = None
-    # A layer's inplace switch set (``m.inplace = True``): (the new value,) if it was.
-    inplace: tuple[bool | None] | None = None
+    # A layer's inplace switch set (``m.inplace = True``): (the new value, where), if it was.
+    inplace: tuple[bool | None, Site | None] | None = None
 
 
 def _changes(objects: list[Obj], before: list[object]) -> list[Change]:
@@ -255,7 +255,8 @@ def _changes(objects: list[Obj], before: list[object]) -> list[Change]:
         elif isinstance(obj, NnModule) and (obj.calls or obj.hooks or obj.inplace != old):
             # Its hooks started as the caller's: those it ends with replace them.
             found.append(Change(at, calls=frozenset(obj.calls), hooks=obj.hooks,
-                                inplace=(obj.inplace,) if obj.inplace != old else None))
+                                inplace=(obj.inplace, obj.switched) if obj.inplace != old
+                                else None))
     return found
 
 
@@ -403,7 +404,7 @@ class _Replay:
             if change.hooks is not None:
                 changed.hooks = change.hooks
             if change.inplace is not None:
-                changed.inplace = change.inplace[0]
+                changed.inplace, changed.switched = change.inplace
         elif isinstance(changed, Value):
             changed.requires_grad = change.requires_grad
             if change.history:
@@ -477,7 +478,7 @@ class _Replay:
             return self.actual[id(spec)]
         if isinstance(spec, NnModule):
             copy = NnModule(spec.facts, spec.inplace, spec.piece, spec.node, set(spec.calls),
-                            spec.identity, spec.hooks)
+                            spec.identity, spec.hooks, spec.switched)
             self.actual[id(spec)] = copy
             return copy
         if isinstance(spec, Sequential):

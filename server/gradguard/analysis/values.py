@@ -73,6 +73,8 @@ class NnModule:
     # Forward hooks registered on it (``register_forward_hook``): the functions (project
     # ``FunctionInfo``s) run on (module, inputs, output) after each call.
     hooks: tuple[object, ...] = ()
+    # Where ``m.inplace = True`` switched it in place after it was built (piece, statement).
+    switched: tuple[Piece, ast.AST] | None = None
 
 
 @dataclass(eq=False, slots=True)

@@ -17,7 +17,7 @@ from gradguard.analysis.fix_plans import (
     receiver_root,
     unbind_plan,
 )
-from gradguard.analysis.interpreter.state import Frame, State
+from gradguard.analysis.interpreter.state import MAPPING, Frame, State
 from gradguard.analysis.values import Value
 
 
@@ -37,6 +37,14 @@ class FixPlanning(State):
             # view of a leaf would be refused as single views too).
             return unbind_plan(root.id, self.place)
         return None
+
+    def replaces_item(self, target: ast.expr, frame: Frame) -> bool:
+        """``items[i]`` where ``items`` is a Python list of tensors: assigning to it
+        replaces the item and writes no tensor."""
+        if not isinstance(target, ast.Subscript) or not is_dotted(target.value):
+            return False
+        owner = self.eval(target.value, frame)
+        return owner.kind == "list" and owner.view != "multi" and owner.name != MAPPING
 
     def rebinding_keeps_meaning(self, target: Value) -> bool:
         """Whether ``x = <out of place>`` computes what writing into ``x`` did.
@@ -58,6 +66,10 @@ class FixPlanning(State):
         effect = self.facts.methods.get(out_of_place)
         if self.place is not None and effect is None and is_dotted(receiver):
             return InPlaceOnly(receiver, self.place)
+        if self.place is not None and effect is not None and not effect.writes and \
+                out_of_place != name and self.replaces_item(receiver, frame):
+            # ``outs[0].mul_(2)`` on a Python list: the item is replaced by the result.
+            return OutOfPlace(call, Rename(out_of_place), receiver, self.place)
         if self.place is None or effect is None or effect.writes or out_of_place == name:
             return None
         if is_dotted(receiver):

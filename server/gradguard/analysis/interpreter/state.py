@@ -337,3 +337,6 @@ class State:
 
     def rebinding_keeps_meaning(self, target: Value) -> bool:
         raise NotImplementedError
+
+    def replaces_item(self, target: ast.expr, frame: Frame) -> bool:
+        raise NotImplementedError

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from gradguard.analysis.fix_plans import AugmentedToBinary, Place, Plan, is_dotted
+from gradguard.analysis.fix_plans import AugmentedToBinary, InPlaceOnly, Place, Plan, is_dotted
 from gradguard.analysis.interpreter.state import (
     GRAD_OFF,
     GRAD_ON,
@@ -131,8 +131,15 @@ class Statements(State):
             if is_dotted(statement.target):
                 if self.rebinding_keeps_meaning(target) and self.place is not None:
                     plan = AugmentedToBinary(statement, symbol.removesuffix("="), self.place)
+            elif self.replaces_item(statement.target, frame) and self.place is not None:
+                # ``laterals[i - 1] += x`` on a Python list: the item can be replaced.
+                plan = AugmentedToBinary(statement, symbol.removesuffix("="), self.place)
             else:
                 plan = self.clone_first(statement.target, frame)
+                if plan is None and self.place is not None:
+                    # ``layers[i].weight[:, j] -= v``: no copy can stand in for it, but
+                    # into a parameter it can go under no_grad (``leaf_plan``).
+                    plan = InPlaceOnly(statement.target, self.place)
             with self.fixing(plan):
                 self.autograd.apply(effect, frame.piece, statement, label, [target, right])
             self.store_back(statement, target, frame)
@@ -155,8 +162,9 @@ class Statements(State):
             self.facts.operators.get("setitem")
         if owner.kind != "tensor" or effect is None:
             return
-        self.autograd.apply(effect, frame.piece, statement,
-                            f"{self.text(frame.piece, target)} = ...", [owner, result])
+        with self.fixing(self.clone_first(target.value, frame)):
+            self.autograd.apply(effect, frame.piece, statement,
+                                f"{self.text(frame.piece, target)} = ...", [owner, result])
 
     def exec_if(self, statement: ast.If, frame: Frame) -> None:
         test = self.truth(statement.test, frame)
@@ -305,6 +313,8 @@ class Statements(State):
                 self.observe(value)
                 owner.spec.inplace = bool(value.const) if value.kind == "const" and \
                     value.const not in (UNKNOWN_INT, UNKNOWN_STR) else None
+                if owner.spec.inplace and self.place is not None:
+                    owner.spec.switched = (frame.piece, self.place.statement)
             elif owner.attrs is not None:
                 if self.attr_journal is not None:
                     self.attr_journal.append((owner.attrs, target.attr,
