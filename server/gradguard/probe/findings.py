@@ -92,7 +92,9 @@ class Reporter:
         versions = f"version {saved.version} -> {event.after}"
         saved_what = _saved_description(saved, _module_phrase(saved.place, save_module))
         where = _line_ref(save_site, write_site)
-        parameter = _parameter(write.tensor) or _shared_parameter(write.tensor, self.tracker)
+        parameter = _parameter(write.tensor)
+        if parameter is None:
+            parameter = _shared_parameter(write.tensor, self.tracker)
         if parameter is not None:
             code = PARAMETERS_UPDATED_BEFORE_BACKWARD
             name = _parameter_name(parameter, self.tracker)
