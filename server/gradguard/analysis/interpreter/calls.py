@@ -415,12 +415,9 @@ class Calls(State):
             known = [len(a.items) for a in args if a.kind == "list" and a.items is not None]
             if known:
                 # Zipped with a list of known items: as many tuples, each item in its own.
-                # A tensor zipped in stays as unknown as before: its rows are not known to
-                # be the views each turn writes (only the listed items are).
                 return Value("list", items=[
                     Value("list", items=[a.items[i] if a.kind == "list" and
-                                         a.items is not None else
-                                         unknown() if is_tensorish(a) else self.element_of(a)
+                                         a.items is not None else self.element_of(a)
                                          for a in args])
                     for i in range(min(known))])
             return Value("list", element=Value(
