@@ -1,7 +1,11 @@
 """The rule examples are real: torch itself agrees with every label.
 
 A case marked with hazards must raise autograd's in-place RuntimeError when run; an
-unmarked case must run, backward included. All cases run in one child process.
+unmarked case must run, backward included. A GG005 case (a write through ``.data``) is
+the exception autograd cannot see: it must run, and the same code writing through
+``.detach()`` (the same storage under autograd's own version counter) must raise the
+error, which proves the write lands on a tensor backward saved. All cases run in one
+child process.
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from rules import VALID as RULE_VALID
 pytest.importorskip("torch")
 
 CASES = RULE_INVALID + RULE_VALID + RULE_QUIET
+SILENT = [c for c in RULE_INVALID if {code for _, code in c.expected} == {"GG005"}]
+LOUD = [c for c in RULE_INVALID if c not in SILENT]
+DETACHED = " (.data as .detach())"
 
 RUNNER = """
 import json, sys, traceback
@@ -42,17 +49,26 @@ INPLACE_ERRORS = (
 
 @pytest.fixture(scope="module")
 def outcomes() -> dict[str, str | None]:
-    payload = json.dumps([(c.name, c.source) for c in CASES])
+    payload = json.dumps([(c.name, c.source) for c in CASES] +
+                         [(c.name + DETACHED, c.source.replace(".data", ".detach()"))
+                          for c in SILENT])
     done = subprocess.run([sys.executable, "-c", RUNNER], input=payload, text=True,
                           capture_output=True, timeout=300, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("case", RULE_INVALID, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", LOUD, ids=lambda c: c.name)
 def test_marked_case_fails_in_torch(case, outcomes) -> None:
     error = outcomes[case.name]
     assert error is not None, "torch ran this case without error"
     assert any(text in error for text in INPLACE_ERRORS), error
+
+
+@pytest.mark.parametrize("case", SILENT, ids=lambda c: c.name)
+def test_a_write_through_data_runs_but_through_detach_is_refused(case, outcomes) -> None:
+    assert outcomes[case.name] is None
+    error = outcomes[case.name + DETACHED]
+    assert error is not None and "modified by an inplace operation" in error, error
 
 
 @pytest.mark.parametrize("case", RULE_VALID + RULE_QUIET, ids=lambda c: c.name)

@@ -372,12 +372,27 @@ def module_facts(spelling: Spelling) -> dict[str, Any]:
     ctor_inplace = _flag(spelling.target.__init__, skip_self=True)
     case = spelling.prepare()
     assert isinstance(case.module, nn.Module)
-    return {
+    # A call that writes the module's own parameters (Embedding with max_norm renormalises
+    # its weight in place, under no_grad): a weight edit between a forward and backward.
+    before = [p._version for p in case.module.parameters()]
+    case.run()
+    after = [p._version for p in case.module.parameters()]
+    facts = {
         "call": effect(spelling),
         "call_inplace": effect(spelling, inplace=True) if ctor_inplace else None,
-        "has_parameters": any(True for _ in case.module.parameters()),
+        "has_parameters": bool(before),
         "ctor_inplace": ctor_inplace,
     }
+    if before != after:
+        facts["writes_parameters"] = True
+    # The public torch.nn classes it is an instance of (``isinstance(m, nn.Hardtanh)``
+    # holds for a ReLU6), nn.Module included.
+    facts["bases"] = [f"torch.nn.{base.__name__}" for base in spelling.target.__mro__[1:]
+                      if getattr(nn, base.__name__, None) is base]
+    if not case.input.is_floating_point():
+        # It is called with indices (Embedding): its input never requires grad.
+        facts["index_input"] = True
+    return facts
 
 
 def factories() -> list[str]:

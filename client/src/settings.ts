@@ -9,7 +9,7 @@
 
 export const SECTION = 'gradguard';
 
-export const RULE_CODES = ['GG001', 'GG002', 'GG003', 'GG004'] as const;
+export const RULE_CODES = ['GG001', 'GG002', 'GG003', 'GG004', 'GG005'] as const;
 
 export const SEVERITIES = ['error', 'warning', 'information', 'hint'] as const;
 export type Severity = (typeof SEVERITIES)[number];

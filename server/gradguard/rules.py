@@ -26,6 +26,7 @@ SAVED_TENSOR_OVERWRITTEN = "GG001"
 LEAF_WRITTEN_IN_PLACE = "GG002"
 FORBIDDEN_VIEW_WRITTEN = "GG003"
 PARAMETERS_UPDATED_BEFORE_BACKWARD = "GG004"
+SAVED_TENSOR_CHANGED_SILENTLY = "GG005"
 # Statuses rather than hazards: what the analysis could not look at.
 FILE_NOT_ANALYSED = "GG900"
 CODE_SKIPPED = "GG901"
@@ -73,15 +74,6 @@ RULES: dict[str, Rule] = {
                 "static.save": _SAVE_PHRASE,
                 "probe": "`{op}`{module} overwrites {saved}{view}, saved for backward{where} "
                          "({versions})",
-                "probe.silent": "`{op}`{module} writes into {saved}, saved for backward"
-                                "{where}, through `.data` or another alias autograd does not "
-                                "track: backward then used the new values without an error",
-                "probe.silent.confirmed": ", so its gradients are silently wrong (confirmed: "
-                                          "recomputed without the write, they differ by up "
-                                          "to {difference:.3g})",
-                "probe.silent.unconfirmed": ", so its gradients are probably wrong (not "
-                                            "confirmed: the probe could not recompute them "
-                                            "without the write)",
                 "probe.stale": "{saved} was modified in place before backward used it, by a "
                                "write the probe did not see (no dispatch: a C extension, or "
                                "another mode); autograd's check failed",
@@ -139,6 +131,28 @@ RULES: dict[str, Rule] = {
                 "probe": "{actor} updates {what} in place, but {saved} saved it{where} for a "
                          "backward that has not run yet ({versions})",
             },
+        ),
+        Rule(
+            SAVED_TENSOR_CHANGED_SILENTLY,
+            "saved-tensor-changed-through-data",
+            "A write through `.data` into a tensor that an earlier op saved for backward: "
+            "autograd raises nothing, and the gradients come out wrong.",
+            {
+                "static": "{op} writes through `.data` into {saved}; `.data` has a version "
+                          "counter of its own, so backward raises nothing and computes its "
+                          "gradients from the new values; write into a clone, or after "
+                          "backward",
+                "static.save": _SAVE_PHRASE,
+                "probe": "`{op}`{module} writes into {saved}, saved for backward{where}, "
+                         "through `.data` or another alias autograd does not track: backward "
+                         "then used the new values without an error",
+                "probe.confirmed": ", so its gradients are silently wrong (confirmed: "
+                                   "recomputed without the write, they differ by up to "
+                                   "{difference:.3g})",
+                "probe.unconfirmed": ", so its gradients are probably wrong (not confirmed: "
+                                     "the probe could not recompute them without the write)",
+            },
+            default_severity="warning",
         ),
         Rule(
             FILE_NOT_ANALYSED,

@@ -197,6 +197,7 @@ def test_a_data_write_is_reported_when_backward_uses_the_overwritten_values(
     result = results["data_write_then_backward"]
     [finding] = result.findings
     assert finding["line"] == line_of(files["data_write_then_backward"], "y.data.mul_(2)")
+    assert finding["code"] == "GG005"
     assert "through `.data` or another alias autograd does not track" in finding["message"]
     # Proven in the child: sigmoid's backward run again with the values from before the
     # write gives other gradients.

@@ -6,12 +6,12 @@ some also hold ``QUIET`` ones, whose findings are uncertain warnings only (a sav
 reaches), not shown unless asked for, and which torch runs to their end.
 """
 
-from rules import gg001, gg002, gg003, gg004, gg900, gg901
+from rules import gg001, gg002, gg003, gg004, gg005, gg900, gg901
 
 from rulecases import Case
 
 # The hazards, whose cases run through the analysis, the fixes and torch.
-HAZARD_FILES = (gg001, gg002, gg003, gg004)
+HAZARD_FILES = (gg001, gg002, gg003, gg004, gg005)
 # The statuses: a file not analysed (GG900) or code skipped (GG901), which only
 # ``gradguard check`` of a whole file reports.
 STATUS_FILES = (gg900, gg901)

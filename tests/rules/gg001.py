@@ -241,6 +241,59 @@ INVALID = [
 
         BlockScorer()(torch.randn(3, 4, requires_grad=True)).sum().backward()
     """),
+    case("GG001: a comprehension over layers, each call seen (sigmoid saves its output)", """
+        import torch
+        import torch.nn as nn
+
+        acts = [nn.Sigmoid(), nn.Tanh()]
+        x = torch.randn(3, requires_grad=True)
+        outs = [act(x) for act in acts]
+        outs[0].mul_(2)  # expect: GG001
+        sum(o.sum() for o in outs).backward()
+    """),
+    case("GG001: an nn.Sequential subclass filled by add_module", """
+        import torch
+        import torch.nn as nn
+
+        class Block(nn.Sequential):
+            def __init__(self, act):
+                super().__init__()
+                self.add_module("fc", nn.Linear(3, 3))
+                self.add_module("gate", nn.Sigmoid())
+                self.add_module("act", act)
+
+        Block(nn.ReLU(inplace=True))(torch.randn(2, 3)).sum().backward()  # expect: GG001
+    """),
+    case("GG001: a write under no_grad still bumps the version backward checks", """
+        import torch
+
+        x = torch.randn(3, requires_grad=True)
+        y = x.exp()
+        loss = y.sum()
+        with torch.no_grad():
+            y.mul_(2)  # expect: GG001
+        loss.backward()
+    """),
+    case("GG001: a layer's weight read from dict(named_parameters()), its input written", """
+        import torch
+        import torch.nn as nn
+
+        layer = nn.Linear(3, 3)
+        params = dict(layer.named_parameters())
+        h = torch.zeros(2, 3)
+        h[0] = torch.tanh(h[1] @ params["weight"].T)  # expect: GG001
+        h.sum().backward()
+    """),
+    case("GG001: every ReLU switched in place by a loop over modules() with isinstance", """
+        import torch
+        import torch.nn as nn
+
+        net = nn.Sequential(nn.Linear(3, 3), nn.Sigmoid(), nn.ReLU())  # expect: GG001
+        for m in net.modules():
+            if isinstance(m, nn.ReLU):
+                m.inplace = True
+        net(torch.randn(2, 3)).sum().backward()
+    """),
 ]
 
 VALID = [
@@ -429,6 +482,51 @@ VALID = [
         z = y.sum()
         y.zero_()
         z.backward()
+    """),
+    case("GG001: inside allow_mutation_on_saved_tensors a write on a saved tensor is legal",
+         """
+        import torch
+
+        x = torch.randn(3, requires_grad=True)
+        with torch.autograd.graph.allow_mutation_on_saved_tensors():
+            y = x.sigmoid()
+            y.mul_(2)
+            y.sum().backward()
+    """),
+    case("GG001: an nn.Sequential subclass whose in-place ReLU follows a linear layer", """
+        import torch
+        import torch.nn as nn
+
+        class Block(nn.Sequential):
+            def __init__(self):
+                super().__init__()
+                self.add_module("fc", nn.Linear(3, 3))
+                self.add_module("act", nn.ReLU(inplace=True))
+
+        Block()(torch.randn(2, 3)).sum().backward()
+    """),
+    case("GG001: a layer's weight read from dict(named_parameters()), a copy written", """
+        import torch
+        import torch.nn as nn
+
+        layer = nn.Linear(3, 3)
+        params = dict(layer.named_parameters())
+        h = torch.zeros(2, 3)
+        out = torch.tanh(h[1] @ params["weight"].T)
+        h = h.clone()
+        h[0] = out
+        h.sum().backward()
+    """),
+    case("GG001: every ReLU switched in place by a loop over modules(), after a linear layer",
+         """
+        import torch
+        import torch.nn as nn
+
+        net = nn.Sequential(nn.Linear(3, 3), nn.Sigmoid(), nn.Linear(3, 3), nn.ReLU())
+        for m in net.modules():
+            if isinstance(m, nn.ReLU):
+                m.inplace = True
+        net(torch.randn(2, 3)).sum().backward()
     """),
 ]
 

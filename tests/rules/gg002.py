@@ -62,6 +62,50 @@ INVALID = [
         layer.weight.copy_(torch.ones(2, 4))  # expect: GG002
         layer(torch.randn(3, 4)).sum().backward()
     """),
+    case("GG002: x[idx] += v with a tensor index stores back into the leaf", """
+        import torch
+
+        w = torch.zeros(3, requires_grad=True)
+        idx = torch.tensor([0, 2])
+        w[idx] += 1  # expect: GG002
+        w.sum().backward()
+    """),
+    case("GG002: a helper updates the parameters of a model it reads as a global", """
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(3, 3)
+
+        def sgd_step(lr):
+            for p in model.parameters():
+                p.sub_(lr * p.grad)  # expect: GG002
+
+        model(torch.randn(2, 3)).sum().backward()
+        sgd_step(0.1)
+    """),
+    case("GG002: a forward hook makes a frozen embedding's output a leaf that requires grad",
+         """
+        import torch
+        import torch.nn as nn
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(10, 4)
+                self.embed.weight.requires_grad_(False)
+
+                def make_inputs_require_grads(module, input, output):
+                    output.requires_grad_(True)
+
+                self.embed.register_forward_hook(make_inputs_require_grads)
+
+            def forward(self, ids):
+                x = self.embed(ids)
+                x += 1  # expect: GG002
+                return x.sum()
+
+        Model()(torch.tensor([1, 2])).backward()
+    """),
 ]
 
 VALID = [
@@ -98,5 +142,48 @@ VALID = [
                 return self.fc(x)
 
         Net()(torch.randn(2, 4)).sum().backward()
+    """),
+    case("GG002: x[idx] += v with a tensor index, under no_grad", """
+        import torch
+
+        w = torch.zeros(3, requires_grad=True)
+        idx = torch.tensor([0, 2])
+        with torch.no_grad():
+            w[idx] += 1
+    """),
+    case("GG002: a helper updates the parameters of a global model under no_grad", """
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(3, 3)
+
+        def sgd_step(lr):
+            with torch.no_grad():
+                for p in model.parameters():
+                    p.sub_(lr * p.grad)
+
+        model(torch.randn(2, 3)).sum().backward()
+        sgd_step(0.1)
+    """),
+    case("GG002: the same forward hook on an embedding that is not frozen", """
+        import torch
+        import torch.nn as nn
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(10, 4)
+
+                def make_inputs_require_grads(module, input, output):
+                    output.requires_grad_(True)
+
+                self.embed.register_forward_hook(make_inputs_require_grads)
+
+            def forward(self, ids):
+                x = self.embed(ids)
+                x += 1
+                return x.sum()
+
+        Model()(torch.tensor([1, 2])).backward()
     """),
 ]

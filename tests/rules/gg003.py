@@ -50,6 +50,14 @@ INVALID = [
             channel.mul_(mean)  # expect: GG003
         d.sum().backward()
     """),
+    case("GG003: the last layer of a Sequential, its bias edited by index", """
+        import torch
+        import torch.nn as nn
+
+        model = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 2))
+        model[-1].bias[0] += 1  # expect: GG003
+        model(torch.randn(2, 3)).sum().backward()
+    """),
 ]
 
 VALID = [
@@ -68,5 +76,13 @@ VALID = [
         for i, mean in enumerate([0.1, 0.2, 0.3]):
             d[i] = d[i] * mean
         d.sum().backward()
+    """),
+    case("GG003: the last layer of a Sequential, its bias edited under no_grad", """
+        import torch
+        import torch.nn as nn
+
+        model = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 2))
+        with torch.no_grad():
+            model[-1].bias[0] += 1
     """),
 ]

@@ -36,6 +36,40 @@ INVALID = [
             model.weight.mul_(0.9)  # expect: GG004
         loss.backward()
     """),
+    case("GG004: a manual update over named_parameters() between two backwards", """
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(4, 2)
+        out = model(torch.randn(3, 4, requires_grad=True))
+        out.pow(2).sum().backward(retain_graph=True)
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                p.sub_(0.1 * p.grad)  # expect: GG004
+        out.sum().backward()
+    """),
+    case("GG004: an embedding with max_norm renormalises the weight an earlier op saved", """
+        import torch
+        import torch.nn as nn
+
+        emb = nn.Embedding(5, 3, max_norm=1.0)
+        w = torch.randn(2, 3, requires_grad=True)
+        a = emb.weight @ w.t()
+        b = emb(torch.tensor([1, 2]))  # expect: GG004
+        (a.sum() + b.sum()).backward()
+    """),
+    case("GG004: a step over the parameters of a bare nn.Module container", """
+        import torch
+        import torch.nn as nn
+
+        enc = nn.Module()
+        enc.fc = nn.Linear(4, 2)
+        opt = torch.optim.SGD(enc.parameters(), lr=0.1)
+        out = enc.fc(torch.randn(3, 4, requires_grad=True))
+        out.pow(2).sum().backward(retain_graph=True)
+        opt.step()  # expect: GG004
+        out.sum().backward()
+    """),
 ]
 
 VALID = [
@@ -68,5 +102,39 @@ VALID = [
             opt.zero_grad()
             loss.backward()
             opt.step()
+    """),
+    case("GG004: a manual update over named_parameters() after the last backward", """
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(4, 2)
+        out = model(torch.randn(3, 4))
+        out.pow(2).sum().backward()
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                p.sub_(0.1 * p.grad)
+    """),
+    case("GG004: an embedding with max_norm looked up before its weight is used", """
+        import torch
+        import torch.nn as nn
+
+        emb = nn.Embedding(5, 3, max_norm=1.0)
+        w = torch.randn(2, 3, requires_grad=True)
+        b = emb(torch.tensor([1, 2]))
+        a = emb.weight @ w.t()
+        (a.sum() + b.sum()).backward()
+    """),
+    case("GG004: a step over frozen parameters between two backwards leaves them alone", """
+        import torch
+        import torch.nn as nn
+
+        backbone = nn.Linear(4, 2)
+        backbone.weight.requires_grad_(False)
+        backbone.bias.requires_grad_(False)
+        opt = torch.optim.SGD(backbone.parameters(), lr=0.1)
+        out = backbone(torch.randn(3, 4, requires_grad=True))
+        out.pow(2).sum().backward(retain_graph=True)
+        opt.step()
+        out.sum().backward()
     """),
 ]

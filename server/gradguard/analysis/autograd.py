@@ -14,7 +14,14 @@ import ast
 from dataclasses import dataclass, field
 
 from gradguard.analysis.findings import Finding, Site, better
-from gradguard.analysis.fix_plans import Place, Plan, UnderNoGrad, leaf_plan, step_move
+from gradguard.analysis.fix_plans import (
+    CloneFirst,
+    Place,
+    Plan,
+    UnderNoGrad,
+    leaf_plan,
+    step_move,
+)
 from gradguard.analysis.hazard import Confidence
 from gradguard.analysis.syntax import Piece
 from gradguard.analysis.values import (
@@ -35,6 +42,7 @@ from gradguard.rules import (
     FORBIDDEN_VIEW_WRITTEN,
     LEAF_WRITTEN_IN_PLACE,
     PARAMETERS_UPDATED_BEFORE_BACKWARD,
+    SAVED_TENSOR_CHANGED_SILENTLY,
     SAVED_TENSOR_OVERWRITTEN,
 )
 
@@ -72,6 +80,8 @@ class WriteEvent:
     plan: Plan | None
     via: tuple[Site, ...]
     exempt: tuple[Save, ...] = ()
+    # Through ``.data``: past autograd's version check.
+    silent: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,6 +102,9 @@ Event = tuple[str, Storage, Save] | WriteEvent | BackwardEvent
 @dataclass
 class Autograd:
     grad_enabled: bool = True
+    # Inside ``torch.autograd.graph.allow_mutation_on_saved_tensors()``: autograd keeps a
+    # copy of a saved tensor before it is written, so no write breaks a save.
+    mutation_allowed: bool = False
     findings: dict[tuple[object, ...], Finding] = field(default_factory=dict)
     storages: list[Storage] = field(default_factory=list)
     via: tuple[Site, ...] = ()
@@ -229,7 +242,7 @@ class Autograd:
             return "leaf"
         if not self.grad_enabled and base.requires_grad is True:
             return "nograd"
-        if base.view in ("multi", "leaf", "nograd"):
+        if base.view in ("multi", "leaf", "nograd", "data"):
             return base.view
         return "view"
 
@@ -248,26 +261,41 @@ class Autograd:
         """An in-place write to ``target``: report what it breaks."""
         if not is_tensorish(target):
             return
-        if self.grad_enabled and self._check_leaf_and_views(target, piece, node, op, layer,
-                                                            confidence):
+        silent = target.view == "data"
+        if self.grad_enabled and not silent and \
+                self._check_leaf_and_views(target, piece, node, op, layer, confidence):
             # Autograd raises at the write itself; nothing after it happens.
             return
         for storage in target.storages:
-            self.write_one(storage, piece, node, op, layer, confidence, place, target.exempt)
+            self.write_one(storage, piece, node, op, layer, confidence, place, target.exempt,
+                           silent)
 
     def write_one(self, storage: Storage, piece: Piece, node: ast.AST, op: str,
                   layer: NnModule | None, confidence: Confidence,
-                  place: Place | None, exempt: tuple[Save, ...] = ()) -> None:
+                  place: Place | None, exempt: tuple[Save, ...] = (),
+                  silent: bool = False) -> None:
         if self._recorded(storage):
             self.events.append(WriteEvent(storage, piece, node, op, confidence, place,
-                                          layer, self.plan, self.via, exempt))
-        self.write_storage(storage, piece, node, op, layer, confidence, place, exempt)
+                                          layer, self.plan, self.via, exempt, silent))
+        self.write_storage(storage, piece, node, op, layer, confidence, place, exempt, silent)
 
     def write_storage(self, storage: Storage, piece: Piece, node: ast.AST, op: str,
                       layer: NnModule | None, confidence: Confidence,
-                      place: Place | None, exempt: tuple[Save, ...] = ()) -> None:
+                      place: Place | None, exempt: tuple[Save, ...] = (),
+                      silent: bool = False) -> None:
+        if self.mutation_allowed:
+            return
         live = [save for save in storage.saves if not any(save is e for e in exempt)]
-        if live and storage.param:
+        if silent and not storage.param:
+            # Only a copy made first keeps what the code computes: the alias written is
+            # then the copy, and the saved tensor is left alone.
+            plan = self.plan if isinstance(self.plan, CloneFirst) and \
+                isinstance(self.plan.root, ast.Name) else None
+            for save in live:
+                self.report(Finding(SAVED_TENSOR_CHANGED_SILENTLY, piece, node, op,
+                                    _lower(confidence, save.confidence), (save,),
+                                    via=self.via, layer=layer, plan=plan))
+        elif live and storage.param:
             # Any one save made for sure makes the later backward fail for sure.
             surest: Confidence = "high" if any(s.confidence == "high" for s in live) \
                 else "medium"

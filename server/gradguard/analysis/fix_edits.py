@@ -62,6 +62,18 @@ def layer_fix(layer: NnModule) -> Fix | None:
     return Fix(message, (TextEdit(piece.span(call), changed),))
 
 
+def switch_fix(piece: Piece, statement: ast.AST) -> Fix | None:
+    """``m.inplace = True`` (a loop switching layers in place) -> ``m.inplace = False``:
+    the layers compute the same out of place."""
+    if not isinstance(statement, ast.Assign) or contains_skipped(statement):
+        return None
+    value = statement.value
+    if not (isinstance(value, ast.Constant) and value.value is True):
+        return None
+    return Fix("Leave these layers out of place (inplace = False)",
+               (TextEdit(piece.span(value), "False"),))
+
+
 def plan_fix(plan: Plan) -> Fix | None:
     if contains_skipped(plan.place.statement):
         return None  # part of it was never analysed (nor could a parser take it again)
@@ -317,10 +329,14 @@ def clone_saved_input(saves: Sequence[Save], piece: Piece, root: ast.expr) -> Fi
     edits = []
     for save in saves:
         node = save.node
-        if save.role != "input" or not isinstance(node, ast.Call) or not node.args or \
+        if isinstance(node, ast.BinOp) and save.role in ("input", "other") and \
+                save.piece is piece:
+            operand = node.left if save.role == "input" else node.right  # ``h[1] @ w``
+        elif save.role != "input" or not isinstance(node, ast.Call) or not node.args or \
                 save.piece is not piece or isinstance(node.args[0], ast.Starred):
             return None
-        operand = node.args[0]
+        else:
+            operand = node.args[0]
         if not any(ast.dump(part) == written for part in ast.walk(operand)):
             return None
         text = piece.segment(operand)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import os
 
 from gradguard.analysis.findings import Finding
-from gradguard.analysis.fix_edits import clone_saved_input, layer_fix, plan_fix
+from gradguard.analysis.fix_edits import clone_saved_input, layer_fix, plan_fix, switch_fix
 from gradguard.analysis.fix_plans import CloneFirst, CloneIfUsedLater, Place
 from gradguard.analysis.hazard import Fix, Hazard, Related, Span
 from gradguard.analysis.reach import UNREACHED
@@ -16,6 +17,7 @@ from gradguard.rules import (
     LEAF_WRITTEN_IN_PLACE,
     PARAMETERS_UPDATED_BEFORE_BACKWARD,
     RULES,
+    SAVED_TENSOR_CHANGED_SILENTLY,
     SAVED_TENSOR_OVERWRITTEN,
     UNCERTAIN_SUFFIX,
     UNREACHED_SUFFIX,
@@ -64,7 +66,8 @@ def to_hazard(finding: Finding) -> Hazard:
         span = Span(span.line, span.column, span.line, len(first.rstrip()) + 1)
     related: list[Related] = []
     rule = RULES[finding.code]
-    if finding.code in (SAVED_TENSOR_OVERWRITTEN, PARAMETERS_UPDATED_BEFORE_BACKWARD):
+    if finding.code in (SAVED_TENSOR_OVERWRITTEN, PARAMETERS_UPDATED_BEFORE_BACKWARD,
+                        SAVED_TENSOR_CHANGED_SILENTLY):
         parts = []
         for save in finding.saves:
             label, aten = _saver(save)
@@ -79,7 +82,7 @@ def to_hazard(finding: Finding) -> Hazard:
             related.append(Related(save_span, f"{code(label)} saves {noun} here for backward",
                                    _other(save.piece.path, finding.piece.path)))
         what = "; ".join(parts)
-        if finding.code == SAVED_TENSOR_OVERWRITTEN:
+        if finding.code in (SAVED_TENSOR_OVERWRITTEN, SAVED_TENSOR_CHANGED_SILENTLY):
             message = rule.message("static", op=code(finding.op), saved=what)
         else:
             what = "; ".join(parts[:NAMED_SAVES])
@@ -154,11 +157,19 @@ def _fix(finding: Finding) -> Fix | None:
         # ``x[1] = conv(x[1])``: a copy made before the statement is what the conv
         # reads too; the conv gets the copy instead.
         fix = clone_saved_input(finding.saves, plan.place.piece, plan.root)
+        written = ast.dump(plan.root)
+        if fix is None and not any(ast.dump(part) == written for save in finding.saves
+                                   for part in ast.walk(save.node)):
+            # The op saved a view taken earlier (``h_t[layer] = tanh(input_t @ w)``): a
+            # copy made before the statement leaves that view alone.
+            fix = plan_fix(plan)
     else:
         fix = plan_fix(plan) if plan is not None else None
     if fix is None and finding.layer is not None and \
             finding.layer.piece.path == finding.piece.path:
         fix = layer_fix(finding.layer)
+    if fix is None and finding.layer is not None and finding.layer.switched is not None:
+        fix = switch_fix(*finding.layer.switched)
     if fix is not None and finding.plan is not None and \
             finding.plan.place.piece.path != finding.piece.path:
         return None  # an edit in another file than the one reported on

@@ -106,7 +106,7 @@ def context_of(inputs: Sequence[Value | None]) -> Context:
         if found is None:
             found = index[id(s)] = len(objects)
             objects.append(s)
-            keys.append((s.leaf, s.param))
+            keys.append((s.leaf, s.param, s.grad_off))
         return found
 
     def value(v: Value) -> int:
@@ -122,7 +122,8 @@ def context_of(inputs: Sequence[Value | None]) -> Context:
             index[id(spec)] = len(objects)
             objects.append(spec)
             keys.append(None)
-            spec_key = ("nn", spec.facts.name, spec.inplace, spec.identity, id(spec.node))
+            spec_key = ("nn", spec.facts.name, spec.inplace, spec.identity, id(spec.node),
+                        tuple(const_key(hook) for hook in spec.hooks))
         elif isinstance(spec, Sequential):
             index[id(spec)] = len(objects)
             objects.append(spec)
@@ -156,8 +157,10 @@ def _placeholders(context: Context, autograd: Autograd) -> list[Obj]:
         copy: Obj
         if isinstance(obj, Storage):
             copy = autograd.new_storage(obj.leaf, obj.param)
+            copy.grad_off = obj.grad_off
         elif isinstance(obj, NnModule):
-            copy = NnModule(obj.facts, obj.inplace, obj.piece, obj.node, identity=obj.identity)
+            copy = NnModule(obj.facts, obj.inplace, obj.piece, obj.node, identity=obj.identity,
+                            hooks=obj.hooks, switched=obj.switched)
         elif isinstance(obj, Sequential):
             copy = Sequential([], obj.piece, obj.node)
         else:
@@ -205,7 +208,9 @@ def _snapshot(objects: list[Obj]) -> list[object]:
                                    None if obj.attrs is None else dict(obj.attrs),
                                    None if obj.items is None else list(obj.items)))
         elif isinstance(obj, Storage):
-            taken.append(obj.leaf)
+            taken.append((obj.leaf, obj.grad_off))
+        elif isinstance(obj, NnModule):
+            taken.append(obj.inplace)
         else:
             taken.append(None)
     return taken
@@ -223,6 +228,10 @@ class Change:
     items_changed: bool = False
     leaf: bool | None = None
     calls: frozenset[object] = frozenset()
+    hooks: tuple[object, ...] | None = None
+    grad_off: bool | None = None
+    # A layer's inplace switch set (``m.inplace = True``): (the new value, where), if it was.
+    inplace: tuple[bool | None, Site | None] | None = None
 
 
 def _changes(objects: list[Obj], before: list[object]) -> list[Change]:
@@ -241,10 +250,13 @@ def _changes(objects: list[Obj], before: list[object]) -> list[Change]:
                 found.append(Change(at, obj.requires_grad, obj.history, attrs,
                                     obj.items, items_changed))
         elif isinstance(obj, Storage):
-            if obj.leaf != old:
-                found.append(Change(at, leaf=obj.leaf))
-        elif isinstance(obj, NnModule) and obj.calls:
-            found.append(Change(at, calls=frozenset(obj.calls)))
+            if (obj.leaf, obj.grad_off) != old:
+                found.append(Change(at, leaf=obj.leaf, grad_off=obj.grad_off))
+        elif isinstance(obj, NnModule) and (obj.calls or obj.hooks or obj.inplace != old):
+            # Its hooks started as the caller's: those it ends with replace them.
+            found.append(Change(at, calls=frozenset(obj.calls), hooks=obj.hooks,
+                                inplace=(obj.inplace, obj.switched) if obj.inplace != old
+                                else None))
     return found
 
 
@@ -363,7 +375,8 @@ class _Replay:
             autograd.via, autograd.plan = via + event.via, event.plan
             autograd.write_one(self.storage_of(event.storage), event.piece, event.node,
                                event.op, self.layer_of(event.layer), event.confidence,
-                               event.place, tuple(self.save_of(s) for s in event.exempt))
+                               event.place, tuple(self.save_of(s) for s in event.exempt),
+                               event.silent)
         elif isinstance(event, BackwardEvent):
             autograd.via, autograd.plan = via + event.via, None
             loss = None if event.loss is None else self.lineage(event.loss)
@@ -384,8 +397,14 @@ class _Replay:
         if isinstance(changed, Storage):
             if change.leaf is not None:
                 changed.leaf = change.leaf
+            if change.grad_off is not None:
+                changed.grad_off = change.grad_off
         elif isinstance(changed, NnModule):
             changed.calls |= change.calls  # type: ignore[arg-type]
+            if change.hooks is not None:
+                changed.hooks = change.hooks
+            if change.inplace is not None:
+                changed.inplace, changed.switched = change.inplace
         elif isinstance(changed, Value):
             changed.requires_grad = change.requires_grad
             if change.history:
@@ -412,6 +431,7 @@ class _Replay:
         found = self.actual.get(id(storage))
         if found is None:
             copy = self.autograd.new_storage(storage.leaf, storage.param)
+            copy.grad_off = storage.grad_off
             copy.saves = [self.save_of(save) for save in storage.saves]
             copy.pending = list(storage.pending)
             self.actual[id(storage)] = found = copy
@@ -458,7 +478,7 @@ class _Replay:
             return self.actual[id(spec)]
         if isinstance(spec, NnModule):
             copy = NnModule(spec.facts, spec.inplace, spec.piece, spec.node, set(spec.calls),
-                            spec.identity)
+                            spec.identity, spec.hooks, spec.switched)
             self.actual[id(spec)] = copy
             return copy
         if isinstance(spec, Sequential):

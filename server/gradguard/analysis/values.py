@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from gradguard.analysis.fix_plans import Place
 
 Kind = Literal["tensor", "unknown", "module", "optimizer", "list", "const", "function"]
-ViewKind = Literal["view", "multi", "leaf", "nograd"]
+# "data": ``x.data``, the same storage under a version counter of its own, so that a
+# write through it goes past autograd's check (the gradients silently come out wrong).
+ViewKind = Literal["view", "multi", "leaf", "nograd", "data"]
 
 
 @dataclass(eq=False, slots=True)
@@ -68,6 +70,11 @@ class NnModule:
     calls: set[ast.AST] = field(default_factory=set)
     # Built so that it returns its input untouched (``nn.Dropout(0.0)``).
     identity: bool = False
+    # Forward hooks registered on it (``register_forward_hook``): the functions (project
+    # ``FunctionInfo``s) run on (module, inputs, output) after each call.
+    hooks: tuple[object, ...] = ()
+    # Where ``m.inplace = True`` switched it in place after it was built (piece, statement).
+    switched: tuple[Piece, ast.AST] | None = None
 
 
 @dataclass(eq=False, slots=True)

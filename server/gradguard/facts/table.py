@@ -77,6 +77,12 @@ class ModuleFacts:
     has_parameters: bool
     ctor_inplace: InplaceFlag | None = None
     call_inplace: Effect | None = None
+    # A call writes the module's own parameters (``Embedding(max_norm=...)``).
+    writes_parameters: bool = False
+    # It is called with indices (``Embedding``): its input never requires grad.
+    index_input: bool = False
+    # The public torch.nn classes it derives from (``torch.nn.Module`` included).
+    bases: tuple[str, ...] = ()
 
     def effect(self, inplace: bool) -> Effect:
         if inplace and self.call_inplace is not None:
@@ -172,6 +178,9 @@ def load() -> Facts:
             has_parameters=bool(raw.get("has_parameters", False)),
             ctor_inplace=_flag(raw.get("ctor_inplace")),
             call_inplace=_effect(raw.get("call_inplace")),
+            writes_parameters=bool(raw.get("writes_parameters", False)),
+            index_input=bool(raw.get("index_input", False)),
+            bases=tuple(raw.get("bases", ())),
         )
         for name, raw in spellings["modules"].items()
     }

@@ -21,6 +21,7 @@ from gradguard.rules import (
     FORBIDDEN_VIEW_WRITTEN,
     LEAF_WRITTEN_IN_PLACE,
     PARAMETERS_UPDATED_BEFORE_BACKWARD,
+    SAVED_TENSOR_CHANGED_SILENTLY,
     SAVED_TENSOR_OVERWRITTEN,
 )
 from gradguard.rules import message as rule_message
@@ -92,6 +93,8 @@ class Reporter:
         saved_what = _saved_description(saved, _module_phrase(saved.place, save_module))
         where = _line_ref(save_site, write_site)
         parameter = _parameter(write.tensor)
+        if parameter is None:
+            parameter = _shared_parameter(write.tensor, self.tracker)
         if parameter is not None:
             code = PARAMETERS_UPDATED_BEFORE_BACKWARD
             name = _parameter_name(parameter, self.tracker)
@@ -165,18 +168,18 @@ class Reporter:
         if write_site is None or save_site is None:
             return
         saved_what = _saved_description(saved, _module_phrase(saved.place, save_module))
-        code = SAVED_TENSOR_OVERWRITTEN
-        message = rule_message(code, "probe.silent", op=write.op,
+        code = SAVED_TENSOR_CHANGED_SILENTLY
+        message = rule_message(code, "probe", op=write.op,
                                module=_module_phrase(write.place, write_module),
                                saved=saved_what, where=_line_ref(save_site, write_site))
         if event.difference is not None:
             # Recomputed in the child with the old values: a fact, hence an error.
             severity = "error"
-            message += rule_message(code, "probe.silent.confirmed",
+            message += rule_message(code, "probe.confirmed",
                                     difference=event.difference)
         else:
             severity = "warning"
-            message += rule_message(code, "probe.silent.unconfirmed")
+            message += rule_message(code, "probe.unconfirmed")
         related = [_related(save_site, f"{saved_what} saved here for backward")]
         index = self._add((code, write_site.path, write_site.line, "silent"), code,
                           write_site, message, related, severity)
@@ -347,6 +350,20 @@ def _parameter(written: torch.Tensor) -> torch.Tensor | None:
     weight edits under no_grad."""
     base = written._base if written._base is not None else written
     return base if base.is_leaf and base.requires_grad else None
+
+
+def _shared_parameter(written: torch.Tensor, tracker: Tracker) -> torch.Tensor | None:
+    """A parameter of a module the target ran whose storage a write goes to through an
+    alias (``Embedding(max_norm=...)`` renormalises ``weight.detach()``): a weight edit."""
+    try:
+        pointer = written.untyped_storage().data_ptr()
+    except RuntimeError:  # pragma: no cover (a tensor without storage)
+        return None
+    for root in list(tracker.roots):
+        for candidate in root.parameters():
+            if candidate.requires_grad and candidate.untyped_storage().data_ptr() == pointer:
+                return candidate
+    return None
 
 
 def _parameter_name(parameter: torch.Tensor, tracker: Tracker) -> str | None:

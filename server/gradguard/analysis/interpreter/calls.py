@@ -4,6 +4,7 @@ through their summaries (:mod:`gradguard.analysis.summaries`)."""
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -12,8 +13,10 @@ from gradguard.analysis.findings import Site
 from gradguard.analysis.fix_plans import CloneIfUsedLater, Place, Plan, is_dotted
 from gradguard.analysis.interpreter.state import (
     GRAD_OFF,
+    MAPPING,
     MAX_DEPTH,
     UNKNOWN_INT,
+    UNKNOWN_STR,
     AttrJournal,
     Frame,
     Position,
@@ -80,6 +83,31 @@ def as_annotated(param: ast.arg, value: Value) -> Value:
 
 # How a parameter no argument was given for is filled inside the callee.
 _DEFAULT, _UNKNOWN = "default", "unknown"
+_GLOBAL = "global:"
+
+
+@functools.lru_cache(maxsize=4096)
+def free_names(node: ast.AST) -> tuple[str, ...]:
+    """The names a function reads that it does not bind itself: its globals."""
+    bound: set[str] = set()
+    read: dict[str, None] = {}
+    args = getattr(node, "args", None)
+    if isinstance(args, ast.arguments):
+        for arg in args.posonlyargs + args.args + args.kwonlyargs + \
+                [a for a in (args.vararg, args.kwarg) if a is not None]:
+            bound.add(arg.arg)
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name):
+            if isinstance(child.ctx, ast.Load):
+                read.setdefault(child.id, None)
+            else:
+                bound.add(child.id)
+        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                child is not node:
+            bound.add(child.name)
+        elif isinstance(child, ast.arg) and child is not node:
+            bound.add(child.arg)
+    return tuple(name for name in read if name not in bound)
 
 
 class Calls(State):
@@ -157,15 +185,24 @@ class Calls(State):
         names = decorator_names(node)
         inputs, fills = self._bind(function, args, kwargs, self_value,
                                    "staticmethod" in names)
+        script = self.scripts.get(function.path)
+        if script is not None:
+            # The globals it reads, as the script has bound them so far: inputs too.
+            for name in free_names(node):
+                value = script.env.get(name)
+                if value is not None and value.kind != "function":
+                    inputs.append(value)
+                    fills += (f"{_GLOBAL}{name}",)
         grad = self.autograd.grad_enabled
         if any(n in GRAD_OFF or n.split(".")[-1] in ("no_grad", "inference_mode")
                for n in names):
             grad = False
         context = context_of(inputs)
-        key = (id(node), grad, self.repeating > 0, fills, context.key)
+        allowed = self.autograd.mutation_allowed
+        key = (id(node), grad, allowed, self.repeating > 0, fills, context.key)
         summary = self.cache.find(key, context)
         if summary is None or summary.function.node is not node:
-            summary = self._summarise(function, context, fills, grad)
+            summary = self._summarise(function, context, fills, grad, allowed)
             if summary.cut is None:
                 self.cache.add(key, summary)
         else:
@@ -215,9 +252,10 @@ class Calls(State):
         return inputs, tuple(fills)
 
     def _summarise(self, function: FunctionInfo, context: Context,
-                   fills: tuple[str | None, ...], grad: bool) -> Summary:
+                   fills: tuple[str | None, ...], grad: bool, allowed: bool) -> Summary:
         self.cache.computed += 1
         run = Run(context, grad)
+        run.autograd.mutation_allowed = allowed
         saved = _Saved(self.autograd, self.attr_journal, self.positions, self.place,
                        self.block, self.reads, self.cut, self.watched, self.observed)
         self.autograd, self.attr_journal, self.positions = run.autograd, None, []
@@ -288,6 +326,9 @@ class Calls(State):
             frame.env[spec.vararg.arg] = run.input(len(named) + 1) or Value("list")
         if spec.kwarg is not None:
             frame.env[spec.kwarg.arg] = unknown()
+        for position, fill in enumerate(fills):
+            if fill is not None and fill.startswith(_GLOBAL):
+                frame.env[fill.removeprefix(_GLOBAL)] = run.input(position + 1) or unknown()
         return frame
 
     # -- calls ------------------------------------------------------------------------
@@ -360,17 +401,84 @@ class Calls(State):
         if name in ("list", "tuple") and args and args[0].kind == "list":
             return Value("list", items=None if args[0].items is None else list(args[0].items),
                          view=args[0].view, storages=args[0].storages)
+        if name == "dict" and len(args) == 1 and not kwargs:
+            pair = self.element_of(args[0]) if args[0].kind == "list" else None
+            if pair is not None and pair.kind == "list" and pair.items is not None and \
+                    len(pair.items) == 2:
+                # ``dict(model.named_parameters())``: a mapping of unknown keys, each item
+                # like the pairs' second half.
+                return Value("list", name=MAPPING, element=pair)
         if name in ("setattr", "getattr") and len(args) >= 2:
             return self.dynamic_attribute(name, args, frame)
+        if name == "isinstance" and len(call.args) == 2 and args:
+            decided = self.instance_of(args[0], call.args[1], frame)
+            return constant(UNKNOWN_INT if decided is None else decided)
         if name in ("isinstance", "hasattr", "callable"):
             return constant(UNKNOWN_INT)
         if name == "zip":
+            known = [len(a.items) for a in args if a.kind == "list" and a.items is not None]
+            if known:
+                # Zipped with a list of known items: as many tuples, each item in its own.
+                return Value("list", items=[
+                    Value("list", items=[a.items[i] if a.kind == "list" and
+                                         a.items is not None else self.element_of(a)
+                                         for a in args])
+                    for i in range(min(known))])
             return Value("list", element=Value(
                 "list", items=[self.element_of(a) for a in args]))
+        if name == "enumerate" and args and args[0].kind == "list" and \
+                args[0].items is not None and args[0].view != "multi":
+            return Value("list", items=[Value("list", items=[constant(i), item])
+                                        for i, item in enumerate(args[0].items)])
         if name == "enumerate" and args:
             return Value("list", element=Value(
                 "list", items=[constant(UNKNOWN_INT), self.element_of(args[0])]))
         return self.call_torch(name, call, frame, args, kwargs)
+
+    def instance_of(self, value: Value, classes: ast.expr, frame: Frame) -> bool | None:
+        """``isinstance(value, classes)`` when the value's class is known: a torch layer
+        against torch.nn classes, a tensor against ``torch.Tensor``."""
+        parts = classes.elts if isinstance(classes, ast.Tuple) else [classes]
+        names = [frame.program.qualify(part, self.reads) for part in parts]
+        if any(name is None for name in names):
+            return None
+        spec = value.spec
+        own: tuple[str, ...] | None = None
+        if value.kind == "module" and isinstance(spec, NnModule):
+            own = (spec.facts.name.split("#")[0], *spec.facts.bases)
+        elif value.kind == "module" and isinstance(spec, Sequential):
+            own = ("torch.nn.Sequential", "torch.nn.Module")
+        elif value.kind == "tensor" and not value.maybe_list:
+            own = ("torch.Tensor",)
+        elif value.kind == "list" and value.items is not None:
+            own = ("tuple", "list")
+        if own is None:
+            return None
+        if any(name in own for name in names):
+            return True
+        # Another class of torch.nn (or torch.Tensor): known not to be one.
+        if all(name is not None and (name == "torch.Tensor" or (
+                name.startswith("torch.nn.") and name.count(".") == 2 and
+                name[9:10].isupper())) for name in names):
+            return False
+        return None
+
+    def submodules(self, module: Value, depth: int = 0) -> list[Value]:
+        """``module.modules()``: the module and every module inside it, in order."""
+        found = [module]
+        if depth > 6:
+            return found
+        children: list[Value] = []
+        if isinstance(module.spec, Sequential):
+            children.extend(module.spec.items)
+        for value in (module.attrs or {}).values():
+            if value.kind == "module":
+                children.append(value)
+            elif value.kind == "list" and value.items:
+                children.extend(item for item in value.items if item.kind == "module")
+        for child in children:
+            found.extend(self.submodules(child, depth + 1))
+        return list({id(m): m for m in found}.values())
 
     def dynamic_attribute(self, name: str, args: list[Value], frame: Frame) -> Value:
         """``setattr(m, 'conv%d' % i, block)`` and ``getattr(m, 'conv%d' % i)``: a name
@@ -401,6 +509,12 @@ class Calls(State):
             if name == "step":
                 self.optimizer_step(owner, piece, call)
             return constant(None)
+        if owner.kind == "list" and owner.name == MAPPING and owner.element is not None and \
+                name in ("items", "values", "keys"):
+            pair = owner.element
+            assert pair.items is not None
+            return Value("list", element={"items": pair, "values": pair.items[1],
+                                          "keys": pair.items[0]}[name])
         if owner.kind == "list":
             args = self.arguments(call, frame)[0]
             if owner.items is not None:
@@ -472,8 +586,17 @@ class Calls(State):
             storages = tuple(self.parameter_storages(owner))
             parameter = Value("tensor", storages, True)
             return Value("list", updates=[owner], element=parameter)
+        if name in ("modules", "named_modules"):
+            inside = self.submodules(owner)
+            if name == "named_modules":
+                inside = [Value("list", items=[constant(UNKNOWN_STR), m]) for m in inside]
+            return Value("list", items=inside)
         if name == "named_parameters":
-            return Value("list", updates=[owner])
+            # (name, parameter) pairs: an update loop over them writes the parameters.
+            storages = tuple(self.parameter_storages(owner))
+            pair = Value("list", items=[constant(UNKNOWN_STR),
+                                        Value("tensor", storages, True)])
+            return Value("list", updates=[owner], element=pair)
         if name in ("eval", "train") and owner.attrs is not None:
             self.observe(*args[:1])
             mode = name == "train" and not (args and args[0].kind == "const" and
@@ -492,6 +615,9 @@ class Calls(State):
         if name == "forward":
             return self.call_module(owner, args, frame.piece, call,
                                     self.text(frame.piece, call.func))
+        if name == "register_forward_hook" and args and isinstance(owner.spec, NnModule) and \
+                isinstance(args[0].const, FunctionInfo):
+            owner.spec.hooks = owner.spec.hooks + (args[0].const,)
         return unknown()
 
     def call_module(self, module: Value, args: list[Value], piece: Piece, node: ast.AST,
@@ -507,17 +633,44 @@ class Calls(State):
             described = label
             if spec.inplace is True and "(" not in label:
                 described = f"{label} ({facts.name.rsplit('.', 1)[-1]}, inplace=True)"
+            if facts.writes_parameters and module.params is not None:
+                # Its call edits its own weight under no_grad (Embedding's max_norm): a
+                # weight edit that a backward through earlier uses of it trips over. No
+                # step to move: the call is the forward itself.
+                grad = self.autograd.grad_enabled
+                self.autograd.grad_enabled = False
+                try:
+                    self.autograd.write(Value("tensor", (module.params,), True), piece, node,
+                                        label)
+                finally:
+                    self.autograd.grad_enabled = grad
             operands = args[:1]
+            if operands and facts.index_input and is_tensorish(operands[0]):
+                # Indices (an Embedding's input) never require grad, whatever else is
+                # unknown about them.
+                given = operands[0]
+                operands[0] = Value(given.kind, given.storages, False, view=given.view,
+                                    history=given.history)
             if operands and facts.has_parameters and module.params is not None:
-                operands.append(Value("tensor", (module.params,), True))
+                # Frozen (``weight.requires_grad_(False)``): its output needs no grad for it.
+                operands.append(Value("tensor", (module.params,), not module.params.grad_off))
             spec.calls.add(node)
             plan: Plan | None = None
             if spec.inplace is True and argument is not None and is_dotted(argument) and \
                     self.place is not None:
                 plan = CloneIfUsedLater(argument, self.place, self.later_statements())
             with self.fixing(plan):
-                return self.autograd.apply(effect, piece, node, described, operands,
-                                           layer=spec if spec.inplace is True else None)
+                output = self.autograd.apply(effect, piece, node, described, operands,
+                                             layer=spec if spec.inplace is True else None)
+            for hook in spec.hooks:
+                # ``output.requires_grad_(True)`` in a hook (transformers'
+                # enable_input_require_grads) makes the output a leaf that requires grad.
+                assert isinstance(hook, FunctionInfo)
+                given = self.call_function(hook, [module, Value("list", items=list(args)),
+                                                  output], {}, None, (piece, node))
+                if given.kind != "const":
+                    output = given  # a hook that returns a value replaces the output
+            return output
         if isinstance(spec, Sequential):
             value = args[0] if args else unknown()
             outer = self.autograd.via
@@ -543,4 +696,25 @@ class Calls(State):
                     program.method(info, "__call__", self.reads)
             if found is not None:
                 return self.call_function(found[1], args, {}, module, (piece, node))
+            if info is not None and self.is_sequential(info) and module.attrs is not None:
+                # ``class ConvBlock(nn.Sequential)`` filled by ``add_module``: its layers
+                # run in the order they were added.
+                layers = [v for v in module.attrs.values() if v.kind == "module"]
+                chain = Sequential(layers, piece, node)
+                return self.call_module(Value("module", spec=chain), args, piece, node,
+                                        label, argument)
         return unknown()
+
+    def is_sequential(self, info: ClassInfo) -> bool:
+        """Whether a user class derives from ``nn.Sequential`` (through its own classes)."""
+        current: ClassInfo | None = info
+        for _ in range(MAX_DEPTH):
+            if current is None:
+                return False
+            if "torch.nn.Sequential" in current.bases:
+                return True
+            program = self.program_at(current.path)
+            parents = [program.class_info(base.rpartition(".")[2], self.reads)
+                       for base in current.bases]
+            current = next((parent for parent in parents if parent is not None), None)
+        return False

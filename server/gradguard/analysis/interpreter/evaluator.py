@@ -29,11 +29,13 @@ class Evaluator(Statements, Expressions, Calls, TorchApi, FixPlanning):
         self.block = block
         position = Position(block)
         self.positions.append(position)
+        self.scripts[program.path] = frame
         try:
             for index, (piece, statement) in enumerate(statements):
                 position.index = index
                 frame.piece = piece
                 self.exec_statement(statement, frame)
         finally:
+            self.scripts.pop(program.path, None)
             self.positions.pop()
             self.block = outer

@@ -8,6 +8,8 @@ from typing import Any
 
 from gradguard.analysis.findings import Finding
 from gradguard.analysis.interpreter.state import (
+    MAPPING,
+    MAX_UNROLL,
     UNKNOWN,
     UNKNOWN_INT,
     UNKNOWN_STR,
@@ -20,6 +22,7 @@ from gradguard.analysis.syntax import Skipped
 from gradguard.analysis.values import (
     NnModule,
     Save,
+    Sequential,
     Storage,
     UserModule,
     Value,
@@ -126,8 +129,22 @@ class Expressions(State):
 
     def eval_comprehension(self, expr: ast.ListComp | ast.GeneratorExp,
                            frame: Frame) -> Value:
-        """A list of unknown length whose elements are all like one evaluation of ``elt``."""
+        """A list of unknown length whose elements are all like one evaluation of ``elt``;
+        over a list of known items, the list of ``elt`` evaluated for each item, so that
+        what each one saves or writes is seen (``[net(x) for net in self.nets]``)."""
         inner = Frame(dict(frame.env), frame.piece, frame.program, frame.self_value)
+        if len(expr.generators) == 1 and not expr.generators[0].ifs:
+            clause = expr.generators[0]
+            iterable = self.eval(clause.iter, inner)
+            if iterable.kind == "list" and iterable.items is not None and \
+                    iterable.view != "multi" and len(iterable.items) <= MAX_UNROLL:
+                items = []
+                for item in list(iterable.items):
+                    self.bind(clause.target, item, inner)
+                    items.append(self.eval(expr.elt, inner))
+                return Value("list", items=items)
+            self.bind(clause.target, self.element_of(iterable), inner)
+            return Value("list", element=self.eval(expr.elt, inner))
         for clause in expr.generators:
             iterable = self.eval(clause.iter, inner)
             self.bind(clause.target, self.element_of(iterable), inner)
@@ -171,8 +188,9 @@ class Expressions(State):
             return unknown()
         if is_tensorish(owner):
             if attr == "data":
-                # .data has a version counter of its own: writes through it go unseen.
-                return self.autograd.fresh(False)
+                # The same storage under a version counter of its own: a write through it
+                # goes unseen by autograd, and changes what backward reads.
+                return Value(owner.kind, owner.storages, False, view="data")
             if attr in ("T", "mT", "H", "mH", "real", "imag"):
                 return Value("tensor", owner.storages, owner.requires_grad, view="view",
                              history=(owner,))
@@ -187,6 +205,10 @@ class Expressions(State):
     def eval_subscript(self, expr: ast.Subscript, frame: Frame) -> Value:
         owner = self.eval(expr.value, frame)
         if owner.kind == "list":
+            if owner.name == MAPPING and owner.element is not None and \
+                    owner.element.items is not None:
+                self.eval(expr.slice, frame)
+                return self.distinct(owner.element.items[1])
             if owner.view == "multi":
                 return self.element_of(owner)
             index = self.single_index(expr, frame)
@@ -194,6 +216,14 @@ class Expressions(State):
                     -len(owner.items) <= index < len(owner.items):
                 return owner.items[index]
             return self.element_of(owner)
+        if owner.kind == "module" and isinstance(owner.spec, Sequential):
+            # ``self.model[-1]``: a layer of the Sequential.
+            items = owner.spec.items
+            index = self.single_index(expr, frame)
+            if isinstance(index, int) and not isinstance(index, bool) and \
+                    -len(items) <= index < len(items):
+                return items[index]
+            return unknown()
         if not is_tensorish(owner):
             return unknown()
         if owner.kind == "unknown" and self.reads_mapping(expr, frame):

@@ -17,7 +17,7 @@ from gradguard.analysis.fix_plans import (
     receiver_root,
     unbind_plan,
 )
-from gradguard.analysis.interpreter.state import Frame, State
+from gradguard.analysis.interpreter.state import MAPPING, Frame, State
 from gradguard.analysis.values import Value
 
 
@@ -38,6 +38,14 @@ class FixPlanning(State):
             return unbind_plan(root.id, self.place)
         return None
 
+    def replaces_item(self, target: ast.expr, frame: Frame) -> bool:
+        """``items[i]`` where ``items`` is a Python list of tensors: assigning to it
+        replaces the item and writes no tensor."""
+        if not isinstance(target, ast.Subscript) or not is_dotted(target.value):
+            return False
+        owner = self.eval(target.value, frame)
+        return owner.kind == "list" and owner.view != "multi" and owner.name != MAPPING
+
     def rebinding_keeps_meaning(self, target: Value) -> bool:
         """Whether ``x = <out of place>`` computes what writing into ``x`` did.
 
@@ -50,10 +58,18 @@ class FixPlanning(State):
                     frame: Frame) -> Plan | None:
         assert isinstance(call.func, ast.Attribute)
         receiver = call.func.value
+        if owner.view == "data":
+            # Through .data: only a copy written first leaves the saved tensor alone.
+            return self.clone_first(receiver, frame) if isinstance(receiver, ast.Name) \
+                else None
         out_of_place = name.removesuffix("_")
         effect = self.facts.methods.get(out_of_place)
         if self.place is not None and effect is None and is_dotted(receiver):
             return InPlaceOnly(receiver, self.place)
+        if self.place is not None and effect is not None and not effect.writes and \
+                out_of_place != name and self.replaces_item(receiver, frame):
+            # ``outs[0].mul_(2)`` on a Python list: the item is replaced by the result.
+            return OutOfPlace(call, Rename(out_of_place), receiver, self.place)
         if self.place is None or effect is None or effect.writes or out_of_place == name:
             return None
         if is_dotted(receiver):

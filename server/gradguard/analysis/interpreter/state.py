@@ -26,6 +26,9 @@ MAX_UNROLL = 32
 UNKNOWN_INT = object()
 UNKNOWN_STR = object()
 UNKNOWN = (UNKNOWN_INT, UNKNOWN_STR)
+# The name of a list value that stands for a mapping of unknown keys (``dict(pairs)``):
+# its element is a (key, item) pair.
+MAPPING = "<mapping>"
 
 
 def is_text(value: Value) -> bool:
@@ -176,6 +179,9 @@ class State:
     # id), and those of them the run looked at.
     watched: dict[int, int] = field(default_factory=dict)
     observed: set[int] = field(default_factory=set)
+    # The module-level frame of each script being run, by path: the globals a function
+    # it calls reads (``def train(): for p in model.parameters(): ...``).
+    scripts: dict[str, Frame] = field(default_factory=dict)
     # The lowest stack level a call was cut short at (recursion into it; -1: the depth
     # bound) since the summary being computed began; None: none was.
     cut: int | None = None
@@ -336,4 +342,7 @@ class State:
         raise NotImplementedError
 
     def rebinding_keeps_meaning(self, target: Value) -> bool:
+        raise NotImplementedError
+
+    def replaces_item(self, target: ast.expr, frame: Frame) -> bool:
         raise NotImplementedError

@@ -6,19 +6,29 @@ import ast
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from gradguard.analysis.fix_plans import AugmentedToBinary, Place, Plan, is_dotted
+from gradguard.analysis.fix_plans import AugmentedToBinary, InPlaceOnly, Place, Plan, is_dotted
 from gradguard.analysis.interpreter.state import (
     GRAD_OFF,
     GRAD_ON,
+    MAPPING,
     MAX_UNROLL,
     UNKNOWN_INT,
+    UNKNOWN_STR,
     Frame,
     Position,
     State,
     is_text,
 )
 from gradguard.analysis.program import FunctionInfo
-from gradguard.analysis.values import Save, Storage, Value, constant, is_tensorish, unknown
+from gradguard.analysis.values import (
+    NnModule,
+    Save,
+    Storage,
+    Value,
+    constant,
+    is_tensorish,
+    unknown,
+)
 
 AUGMENTED_SYMBOLS = {
     ast.Add: "+=",
@@ -32,6 +42,8 @@ AUGMENTED_SYMBOLS = {
     ast.BitAnd: "&=",
     ast.BitOr: "|=",
 }
+
+MUTATION_ALLOWED = {"torch.autograd.graph.allow_mutation_on_saved_tensors"}
 
 _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)
 
@@ -119,15 +131,40 @@ class Statements(State):
             if is_dotted(statement.target):
                 if self.rebinding_keeps_meaning(target) and self.place is not None:
                     plan = AugmentedToBinary(statement, symbol.removesuffix("="), self.place)
+            elif self.replaces_item(statement.target, frame) and self.place is not None:
+                # ``laterals[i - 1] += x`` on a Python list: the item can be replaced.
+                plan = AugmentedToBinary(statement, symbol.removesuffix("="), self.place)
             else:
                 plan = self.clone_first(statement.target, frame)
+                if plan is None and self.place is not None:
+                    # ``layers[i].weight[:, j] -= v``: no copy can stand in for it, but
+                    # into a parameter it can go under no_grad (``leaf_plan``).
+                    plan = InPlaceOnly(statement.target, self.place)
             with self.fixing(plan):
                 self.autograd.apply(effect, frame.piece, statement, label, [target, right])
+            self.store_back(statement, target, frame)
             return
         if target.kind == "list" and right.kind == "list" and target.items is not None:
             target.items.extend(right.items or [])
             return
         self.bind(statement.target, unknown(), frame)
+
+    def store_back(self, statement: ast.AugAssign, result: Value, frame: Frame) -> None:
+        """``x[idx] += v`` with a tensor index: the op ran on a copy (advanced indexing
+        copies), which Python then stores back into ``x`` in place."""
+        target = statement.target
+        if not isinstance(target, ast.Subscript) or not is_dotted(target.value):
+            return
+        if all(self.is_basic_index(part, frame) for part in index_parts(target)):
+            return  # a view: the op already wrote into x
+        owner = self.eval(target.value, frame)
+        effect = self.facts.operators.get("setitem#advanced") or \
+            self.facts.operators.get("setitem")
+        if owner.kind != "tensor" or effect is None:
+            return
+        with self.fixing(self.clone_first(target.value, frame)):
+            self.autograd.apply(effect, frame.piece, statement,
+                                f"{self.text(frame.piece, target)} = ...", [owner, result])
 
     def exec_if(self, statement: ast.If, frame: Frame) -> None:
         test = self.truth(statement.test, frame)
@@ -235,6 +272,7 @@ class Statements(State):
 
     def exec_with(self, statement: ast.With | ast.AsyncWith, frame: Frame) -> None:
         grad = self.autograd.grad_enabled
+        allowed = self.autograd.mutation_allowed
         for item in statement.items:
             expr = item.context_expr
             name = frame.program.qualify(expr.func if isinstance(expr, ast.Call) else expr,
@@ -243,6 +281,8 @@ class Statements(State):
                 self.autograd.grad_enabled = False
             elif name in GRAD_ON:
                 self.autograd.grad_enabled = True
+            elif name in MUTATION_ALLOWED:
+                self.autograd.mutation_allowed = True
             elif name == "torch.set_grad_enabled" and isinstance(expr, ast.Call) and expr.args:
                 flag = self.truth(expr.args[0], frame)
                 if flag is not None:
@@ -255,6 +295,7 @@ class Statements(State):
             self.exec_block(statement.body, frame)
         finally:
             self.autograd.grad_enabled = grad
+            self.autograd.mutation_allowed = allowed
 
     # -- binding ----------------------------------------------------------------------
 
@@ -265,6 +306,15 @@ class Statements(State):
             owner = self.eval(target.value, frame)
             if target.attr == "requires_grad" and owner.kind == "tensor":
                 self.set_requires_grad(owner, value)
+            elif target.attr == "inplace" and isinstance(owner.spec, NnModule) and \
+                    owner.spec.facts.ctor_inplace is not None:
+                # ``m.inplace = True`` on a layer built out of place (a loop over
+                # ``self.modules()`` switching every ReLU on).
+                self.observe(value)
+                owner.spec.inplace = bool(value.const) if value.kind == "const" and \
+                    value.const not in (UNKNOWN_INT, UNKNOWN_STR) else None
+                if owner.spec.inplace and self.place is not None:
+                    owner.spec.switched = (frame.piece, self.place.statement)
             elif owner.attrs is not None:
                 if self.attr_journal is not None:
                     self.attr_journal.append((owner.attrs, target.attr,
@@ -292,6 +342,9 @@ class Statements(State):
         if value.kind == "list" and value.view == "multi":
             return Value("tensor", value.storages, value.requires_grad, view="multi",
                          history=(value,))
+        if value.kind == "list" and value.name == MAPPING and value.element is not None and \
+                value.element.items is not None:
+            return value.element.items[0]  # iterating a mapping gives its keys
         if value.kind == "list" and value.element is not None:
             return self.distinct(value.element)
         if value.kind == "list" and value.items:

@@ -30,6 +30,12 @@ TUPLE_METHODS = {"max", "min", "sort", "topk", "kthvalue", "mode", "median", "na
                  "svd", "qr", "slogdet", "aminmax", "frexp", "cummax", "cummin", "histogram"}
 
 
+# The containers and wrappers of torch.nn, each built its own way below.
+_CONTAINERS = {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
+               "torch.nn.Module", "torch.nn.Parameter", "torch.nn.ParameterList",
+               "torch.nn.ParameterDict"}
+
+
 class TorchApi(State):
     def _asks_grad(self, kwargs: dict[str, Value]) -> bool:
         requires = kwargs.get("requires_grad")
@@ -42,7 +48,7 @@ class TorchApi(State):
         piece = frame.piece
         label = self.text(piece, call.func)
         if name in facts.modules:
-            module = facts.modules[name]
+            module = facts.modules[self.module_variant(name, kwargs)]
             inplace = self.flag(module.ctor_inplace, call, args, kwargs)
             params = self.autograd.new_storage(param=True, leaf=True)
             spec = NnModule(module, inplace, piece, call,
@@ -53,6 +59,17 @@ class TorchApi(State):
             if len(items) != len(args):
                 return Value("module", spec=UnknownModule())
             return Value("module", spec=Sequential(items, piece, call),
+                         params=self.autograd.new_storage(param=True, leaf=True))
+        if name.startswith("torch.nn.") and name.count(".") == 2 and name[9:10].isupper() \
+                and name not in _CONTAINERS:
+            # A layer no trace covers (``nn.RNN``): what its call does is unknown, but it
+            # has parameters an optimizer or an update loop writes.
+            return Value("module", spec=UnknownModule(),
+                         params=self.autograd.new_storage(param=True, leaf=True))
+        if name == "torch.nn.Module":
+            # A bare module used as a container (``self.encoder = nn.Module()``, then
+            # ``self.encoder.layer = ...``): it holds what is set on it.
+            return Value("module", spec=UnknownModule(), attrs={},
                          params=self.autograd.new_storage(param=True, leaf=True))
         if name == "torch.nn.ModuleList":
             if args and args[0].kind == "list":
@@ -122,6 +139,17 @@ class TorchApi(State):
             return Value("unknown", (self.autograd.new_storage(),), graph,
                          history=tuple(tensors))
         return unknown()
+
+    def module_variant(self, name: str, kwargs: dict[str, Value]) -> str:
+        """The traced variant a keyword argument selects (``Embedding(max_norm=1.0)`` is
+        ``torch.nn.Embedding#max_norm``), when it is given a value other than None."""
+        for keyword, value in kwargs.items():
+            variant = f"{name}#{keyword}"
+            if variant in self.facts.modules:
+                self.observe(value)
+                if not (value.kind == "const" and value.const is None):
+                    return variant
+        return name
 
     def is_identity(self, name: str, args: list[Value], kwargs: dict[str, Value],
                     p_position: int = 0) -> bool:
@@ -212,6 +240,8 @@ class TorchApi(State):
         try:
             for module in optimizer.updates or []:
                 for storage in self.parameter_storages(module):
+                    if storage.grad_off:
+                        continue  # frozen: no grad, so the step leaves it alone
                     self.autograd.write(Value("tensor", (storage,), True), piece, call,
                                         f"{self.text(piece, call.func)}()", place=self.place)
         finally:
