@@ -86,3 +86,55 @@ VALID = [
             model[-1].bias[0] += 1
     """),
 ]
+
+# Views kept across paths (issue 16, family 1).
+INVALID += [
+    case("GG003: a chunk on one path, its own tensor on the other, written after the "
+         "join (fairseq's multihead attention, q *= scaling)", """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class Attention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 12)
+
+            def forward(self, query):
+                key = query
+                same = query.data_ptr() == key.data_ptr()
+                if same:
+                    q, k, v = self.proj(query).chunk(3, dim=-1)
+                else:
+                    q = F.linear(query, self.proj.weight[:4], self.proj.bias[:4])
+                q *= 0.5  # expect: GG003
+                return q
+
+        Attention()(torch.randn(2, 4)).sum().backward()
+    """),
+]
+
+VALID += [
+    case("GG003: a chunk on one path, scaled out of place after the join", """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class Attention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 12)
+
+            def forward(self, query):
+                key = query
+                same = query.data_ptr() == key.data_ptr()
+                if same:
+                    q, k, v = self.proj(query).chunk(3, dim=-1)
+                else:
+                    q = F.linear(query, self.proj.weight[:4], self.proj.bias[:4])
+                q = q * 0.5
+                return q
+
+        Attention()(torch.randn(2, 4)).sum().backward()
+    """),
+]

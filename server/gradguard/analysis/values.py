@@ -152,6 +152,11 @@ def join(a: Value, b: Value) -> Value:
     if is_tensorish(a) and is_tensorish(b):
         storages = tuple(dict.fromkeys(a.storages + b.storages))
         view = a.view if a.view == b.view else None
+        if "multi" in (a.view, b.view) and None in (a.view, b.view):
+            # One output of chunk/split on one path, a tensor of its own on the other
+            # (``q, k, v = qkv.chunk(3)`` or ``q = proj_q(x)``): a write through it is
+            # refused on the first path, so the joined value keeps the stricter kind.
+            view = "multi"
         kind: Kind = "tensor" if a.kind == b.kind == "tensor" else "unknown"
         return Value(kind, storages, merge_grad(a.requires_grad, b.requires_grad), view,
                      history=(a, b), exempt=tuple(dict.fromkeys(a.exempt + b.exempt)))

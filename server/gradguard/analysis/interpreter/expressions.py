@@ -77,7 +77,10 @@ class Expressions(State):
                 outer.extend(made)
         if any(is_tensorish(v) for v in values):
             return self.autograd.fresh(False)
-        return constant(self.compare(values, expr.ops))
+        decided = self.compare(values, expr.ops)
+        # Undecided, it is neither true nor false: ``same = a.data_ptr() == b.data_ptr()``
+        # then ``if same:`` runs both arms.
+        return constant(UNKNOWN_INT if decided is None else decided)
 
     def drop_dead_saves(self, expr: ast.Compare,
                         made: list[tuple[Storage, Save]]) -> list[tuple[Storage, Save]]:
