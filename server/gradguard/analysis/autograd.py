@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from gradguard.analysis.findings import Finding, Site, better
 from gradguard.analysis.fix_plans import (
     CloneFirst,
+    DataToGraph,
     Place,
     Plan,
     UnderNoGrad,
@@ -289,8 +290,10 @@ class Autograd:
         if silent and not storage.param:
             # Only a copy made first keeps what the code computes: the alias written is
             # then the copy, and the saved tensor is left alone.
-            plan = self.plan if isinstance(self.plan, CloneFirst) and \
+            plan: CloneFirst | DataToGraph | None = self.plan if isinstance(self.plan, CloneFirst) and \
                 isinstance(self.plan.root, ast.Name) else None
+            if isinstance(self.plan, DataToGraph) and not storage.leaf:
+                plan = self.plan  # a leaf's .data edit is an update, not part of a graph
             for save in live:
                 self.report(Finding(SAVED_TENSOR_CHANGED_SILENTLY, piece, node, op,
                                     _lower(confidence, save.confidence), (save,),

@@ -16,6 +16,7 @@ from gradguard.analysis.fix_plans import (
     CallEdit,
     CloneFirst,
     CloneIfUsedLater,
+    DataToGraph,
     DropArgument,
     DropOut,
     MoveAfter,
@@ -89,6 +90,17 @@ def plan_fix(plan: Plan) -> Fix | None:
             right = f"({right})"
         text = f"{target} = {target} {plan.symbol} {right}"
         return Fix(f"Compute `{text}` out of place",
+                   (TextEdit(piece.span(plan.node), text),))
+    if isinstance(plan, DataToGraph):
+        piece = plan.place.piece
+        assert isinstance(plan.node.target, ast.Attribute)
+        name = piece.segment(plan.node.target.value)
+        value = plan.node.value
+        right = piece.segment(value)
+        if not isinstance(value, _ATOMS):
+            right = f"({right})"
+        text = f"{name} = {name} {plan.symbol} {right}"
+        return Fix(f"Make the change in the graph: `{text}`",
                    (TextEdit(piece.span(plan.node), text),))
     if isinstance(plan, CloneIfUsedLater):
         if not _mentions(plan.later, plan.place.piece.segment(plan.root)):

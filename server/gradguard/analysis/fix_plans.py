@@ -72,6 +72,16 @@ class AugmentedToBinary:
 
 
 @dataclass(frozen=True, eq=False)
+class DataToGraph:
+    """``x.data += y`` -> ``x = x + y``: the change made where autograd sees it (the
+    saved tensor left alone, and the change part of the graph, as it was meant to be)."""
+
+    node: ast.AugAssign
+    symbol: str
+    place: Place
+
+
+@dataclass(frozen=True, eq=False)
 class CloneFirst:
     """``x[i] = v`` -> ``x = x.clone()`` before it: the write goes to a copy."""
 
@@ -147,8 +157,8 @@ class SelectsForUnbind:
     place: Place  # the statement that unbinds
 
 
-Plan = (OutOfPlace | AugmentedToBinary | CloneFirst | CloneIfUsedLater | DropOut | MoveAfter
-        | UnderNoGrad | InPlaceOnly | SelectsForUnbind)
+Plan = (OutOfPlace | AugmentedToBinary | DataToGraph | CloneFirst | CloneIfUsedLater | DropOut
+        | MoveAfter | UnderNoGrad | InPlaceOnly | SelectsForUnbind)
 
 
 def receiver_root(node: ast.expr) -> ast.expr | None:

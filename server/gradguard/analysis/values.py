@@ -125,6 +125,9 @@ class Value:
     # tensor that this value holds only when the other arm ran (``if c: h = gate(h)``
     # saves the old ``h``, which ``h`` then holds only if the gate did not run).
     exempt: tuple[Save, ...] = ()
+    # A row taken by iterating a tensor (``for t in x``): a write to it was meant to
+    # change ``x``, which rebinding ``t`` to a new tensor would not.
+    row: bool = False
 
 
 def unknown() -> Value:

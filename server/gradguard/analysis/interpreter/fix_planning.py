@@ -52,7 +52,7 @@ class FixPlanning(State):
         Not for a view: the write reached its base, which the rebinding no longer
         changes. Pieces of split/chunk/unbind are written separately anyway.
         """
-        return target.view in (None, "multi")
+        return target.view in (None, "multi") and not target.row
 
     def method_plan(self, call: ast.Call, name: str, owner: Value,
                     frame: Frame) -> Plan | None:

@@ -6,7 +6,14 @@ import ast
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from gradguard.analysis.fix_plans import AugmentedToBinary, InPlaceOnly, Place, Plan, is_dotted
+from gradguard.analysis.fix_plans import (
+    AugmentedToBinary,
+    DataToGraph,
+    InPlaceOnly,
+    Place,
+    Plan,
+    is_dotted,
+)
 from gradguard.analysis.interpreter.state import (
     GRAD_OFF,
     GRAD_ON,
@@ -128,7 +135,12 @@ class Statements(State):
         if target.kind == "tensor" and effect is not None:
             label = f"{self.text(frame.piece, statement.target)} {symbol}"
             plan: Plan | None = None
-            if is_dotted(statement.target):
+            base = statement.target.value if isinstance(statement.target, ast.Attribute) \
+                and statement.target.attr == "data" else None
+            if isinstance(base, ast.Name) and self.place is not None and \
+                    self.rebinding_keeps_meaning(self.eval(base, frame)):
+                plan = DataToGraph(statement, symbol.removesuffix("="), self.place)
+            elif is_dotted(statement.target):
                 if self.rebinding_keeps_meaning(target) and self.place is not None:
                     plan = AugmentedToBinary(statement, symbol.removesuffix("="), self.place)
             elif self.replaces_item(statement.target, frame) and self.place is not None:
@@ -268,7 +280,7 @@ class Statements(State):
         storages = tuple(self.autograd.new_storage(leaf=s.leaf, param=s.param)
                          for s in value.storages)
         return Value(value.kind, storages, value.requires_grad, view=value.view,
-                     history=value.history)
+                     history=value.history, row=value.row)
 
     def exec_with(self, statement: ast.With | ast.AsyncWith, frame: Frame) -> None:
         grad = self.autograd.grad_enabled
@@ -357,7 +369,7 @@ class Statements(State):
         if value.kind == "tensor" and not value.maybe_list:
             # Iterating a tensor unbinds it: views autograd forbids writing to.
             return Value("tensor", value.storages, value.requires_grad, view="multi",
-                         history=(value,))
+                         history=(value,), row=True)
         return unknown()
 
     def write_subscript(self, target: ast.Subscript, value: Value, frame: Frame) -> None:
