@@ -290,8 +290,9 @@ class Autograd:
         if silent and not storage.param:
             # Only a copy made first keeps what the code computes: the alias written is
             # then the copy, and the saved tensor is left alone.
-            plan: CloneFirst | DataToGraph | None = self.plan if isinstance(self.plan, CloneFirst) and \
-                isinstance(self.plan.root, ast.Name) else None
+            plan: CloneFirst | DataToGraph | None = None
+            if isinstance(self.plan, CloneFirst) and isinstance(self.plan.root, ast.Name):
+                plan = self.plan
             if isinstance(self.plan, DataToGraph) and not storage.leaf:
                 plan = self.plan  # a leaf's .data edit is an update, not part of a graph
             for save in live:

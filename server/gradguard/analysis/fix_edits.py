@@ -23,6 +23,7 @@ from gradguard.analysis.fix_plans import (
     OutOfPlace,
     Plan,
     Rename,
+    SelectRows,
     SelectsForUnbind,
     UnderNoGrad,
     dotted_text,
@@ -124,6 +125,8 @@ def plan_fix(plan: Plan) -> Fix | None:
         return _under_no_grad(plan)
     if isinstance(plan, SelectsForUnbind):
         return _selects_for_unbind(plan)
+    if isinstance(plan, SelectRows):
+        return _select_rows(plan)
     return None
 
 
@@ -332,6 +335,25 @@ def _selects_for_unbind(plan: SelectsForUnbind) -> Fix | None:
     return Fix(f"Make the pieces single views, which autograd lets you write into (the "
                f"writes still reach `{base}`): `{text}`",
                (TextEdit(piece.span(call), text),))
+
+
+_PURE = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Slice, ast.Tuple,
+         ast.expr_context, ast.UnaryOp, ast.USub)
+
+
+def _select_rows(plan: SelectRows) -> Fix | None:
+    piece, iterated = plan.place.piece, plan.iterated
+    # The expression is written out twice: it must read the same tensor each time.
+    if not all(isinstance(node, _PURE) for node in ast.walk(iterated)):
+        return None
+    base = piece.segment(iterated)
+    used = {node.id for node in ast.walk(iterated) if isinstance(node, ast.Name)}
+    index = "i"
+    while index in used:
+        index += "_"
+    text = f"({base}.select(0, {index}) for {index} in range({base}.size(0)))"
+    return Fix(f"Iterate single views, which autograd lets you write into (the writes "
+               f"still reach `{base}`): `{text}`", (TextEdit(piece.span(iterated), text),))
 
 
 def clone_saved_input(saves: Sequence[Save], piece: Piece, root: ast.expr) -> Fix | None:

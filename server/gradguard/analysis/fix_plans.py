@@ -72,6 +72,19 @@ class AugmentedToBinary:
 
 
 @dataclass(frozen=True, eq=False)
+class SelectRows:
+    """``for t in x: t.mul_(2)`` -> ``for t in (x.select(0, i) for i in range(x.size(0)))``.
+
+    The rows of iterating a tensor are outputs of one unbind, which autograd forbids
+    writing into; single ``select`` views of the same rows may be written, and the
+    writes still reach ``x``, as the code meant.
+    """
+
+    iterated: ast.expr
+    place: Place  # the statement that iterates
+
+
+@dataclass(frozen=True, eq=False)
 class DataToGraph:
     """``x.data += y`` -> ``x = x + y``: the change made where autograd sees it (the
     saved tensor left alone, and the change part of the graph, as it was meant to be)."""
@@ -158,7 +171,7 @@ class SelectsForUnbind:
 
 
 Plan = (OutOfPlace | AugmentedToBinary | DataToGraph | CloneFirst | CloneIfUsedLater | DropOut
-        | MoveAfter | UnderNoGrad | InPlaceOnly | SelectsForUnbind)
+        | MoveAfter | UnderNoGrad | InPlaceOnly | SelectsForUnbind | SelectRows)
 
 
 def receiver_root(node: ast.expr) -> ast.expr | None:

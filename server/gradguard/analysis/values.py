@@ -16,7 +16,7 @@ from gradguard.analysis.syntax import Piece
 from gradguard.facts.table import ModuleFacts
 
 if TYPE_CHECKING:
-    from gradguard.analysis.fix_plans import Place
+    from gradguard.analysis.fix_plans import Place, SelectRows
 
 Kind = Literal["tensor", "unknown", "module", "optimizer", "list", "const", "function"]
 # "data": ``x.data``, the same storage under a version counter of its own, so that a
@@ -127,7 +127,8 @@ class Value:
     exempt: tuple[Save, ...] = ()
     # A row taken by iterating a tensor (``for t in x``): a write to it was meant to
     # change ``x``, which rebinding ``t`` to a new tensor would not.
-    row: bool = False
+    # (Where it was iterated, when known: the fix makes the rows single views.)
+    row: SelectRows | bool = False
 
 
 def unknown() -> Value:

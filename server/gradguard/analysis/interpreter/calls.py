@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from gradguard.analysis.autograd import Autograd
 from gradguard.analysis.findings import Site
-from gradguard.analysis.fix_plans import CloneIfUsedLater, Place, Plan, is_dotted
+from gradguard.analysis.fix_plans import CloneIfUsedLater, Place, Plan, SelectRows, is_dotted
 from gradguard.analysis.interpreter.state import (
     GRAD_OFF,
     MAPPING,
@@ -421,11 +421,11 @@ class Calls(State):
                 # Zipped with a list of known items: as many tuples, each item in its own.
                 return Value("list", items=[
                     Value("list", items=[a.items[i] if a.kind == "list" and
-                                         a.items is not None else self.element_of(a)
-                                         for a in args])
+                                         a.items is not None else self.row_of(a, call, n)
+                                         for n, a in enumerate(args)])
                     for i in range(min(known))])
             return Value("list", element=Value(
-                "list", items=[self.element_of(a) for a in args]))
+                "list", items=[self.row_of(a, call, n) for n, a in enumerate(args)]))
         if name == "enumerate" and args and args[0].kind == "list" and \
                 args[0].items is not None and args[0].view != "multi":
             return Value("list", items=[Value("list", items=[constant(i), item])
@@ -479,6 +479,16 @@ class Calls(State):
         for child in children:
             found.extend(self.submodules(child, depth + 1))
         return list({id(m): m for m in found}.values())
+
+    def row_of(self, value: Value, call: ast.Call, position: int) -> Value:
+        """An element of ``zip``'s argument at ``position``; a row of a tensor knows
+        where it was iterated (its fix makes the rows single views)."""
+        element = self.element_of(value)
+        node = call.args[position] if position < len(call.args) else None
+        if element.row is True and self.place is not None and node is not None and \
+                not any(isinstance(arg, ast.Starred) for arg in call.args):
+            element.row = SelectRows(node, self.place)
+        return element
 
     def dynamic_attribute(self, name: str, args: list[Value], frame: Frame) -> Value:
         """``setattr(m, 'conv%d' % i, block)`` and ``getattr(m, 'conv%d' % i)``: a name

@@ -13,6 +13,7 @@ from gradguard.analysis.fix_plans import (
     OutOfPlace,
     Plan,
     Rename,
+    SelectRows,
     is_dotted,
     receiver_root,
     unbind_plan,
@@ -72,6 +73,8 @@ class FixPlanning(State):
             return OutOfPlace(call, Rename(out_of_place), receiver, self.place)
         if self.place is None or effect is None or effect.writes or out_of_place == name:
             return None
+        if isinstance(owner.row, SelectRows) and isinstance(receiver, ast.Name):
+            return owner.row
         if is_dotted(receiver):
             if not self.rebinding_keeps_meaning(owner):
                 return None

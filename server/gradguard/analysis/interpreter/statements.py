@@ -12,6 +12,7 @@ from gradguard.analysis.fix_plans import (
     InPlaceOnly,
     Place,
     Plan,
+    SelectRows,
     is_dotted,
 )
 from gradguard.analysis.interpreter.state import (
@@ -241,7 +242,12 @@ class Statements(State):
         frame.env = merged
 
     def exec_for(self, statement: ast.For | ast.AsyncFor, frame: Frame) -> None:
+        # Where the loop iterates: a fix may make the rows of a tensor single views.
+        scope = self.positions[0].statements if self.positions else self.block
+        header = Place(statement, self.block, frame.piece, scope, frame.program.aliases)
+        self.place = header
         iterable = self.eval(statement.iter, frame)
+        self.place = None
         if iterable.kind == "list" and iterable.items is not None and \
                 len(iterable.items) <= MAX_UNROLL:
             for item in list(iterable.items):
@@ -250,7 +256,10 @@ class Statements(State):
         else:
             for second in (False, True):
                 with self.iteration(second):
-                    self.bind(statement.target, self.element_of(iterable), frame)
+                    element = self.element_of(iterable)
+                    if element.row is True:
+                        element.row = SelectRows(statement.iter, header)
+                    self.bind(statement.target, element, frame)
                     self.exec_block(statement.body, frame)
         self.exec_block(statement.orelse, frame)
 
