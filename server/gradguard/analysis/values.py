@@ -90,6 +90,9 @@ class UserModule:
 
     path: str
     class_name: str
+    # The constructor call that built it: instances built by one call (in a loop filling
+    # a ModuleList) do what each other does.
+    node: ast.AST | None = None
 
 
 @dataclass(eq=False)

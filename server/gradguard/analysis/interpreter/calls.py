@@ -139,7 +139,9 @@ class Calls(State):
                     kwargs: dict[str, Value]) -> Value:
         """A user class instance: its attributes are whatever ``__init__`` assigns."""
         params = self.autograd.new_storage(param=True, leaf=True)
-        instance = Value("module", spec=UserModule(info.path, info.name), attrs={},
+        instance = Value("module", spec=UserModule(info.path, info.name,
+                                                   None if site is None else site[1]),
+                         attrs={},
                          params=params)
         found = self.program_at(info.path).method(info, "__init__", self.reads)
         if found is not None:
