@@ -17,6 +17,7 @@ from gradguard.analysis.findings import Finding, Site, better
 from gradguard.analysis.fix_plans import (
     CloneFirst,
     DataToGraph,
+    DropData,
     Place,
     Plan,
     UnderNoGrad,
@@ -290,10 +291,10 @@ class Autograd:
         if silent and not storage.param:
             # Only a copy made first keeps what the code computes: the alias written is
             # then the copy, and the saved tensor is left alone.
-            plan: CloneFirst | DataToGraph | None = None
+            plan: CloneFirst | DataToGraph | DropData | None = None
             if isinstance(self.plan, CloneFirst) and isinstance(self.plan.root, ast.Name):
                 plan = self.plan
-            if isinstance(self.plan, DataToGraph) and not storage.leaf:
+            if isinstance(self.plan, (DataToGraph, DropData)) and not storage.leaf:
                 plan = self.plan  # a leaf's .data edit is an update, not part of a graph
             for save in live:
                 self.report(Finding(SAVED_TENSOR_CHANGED_SILENTLY, piece, node, op,

@@ -18,6 +18,7 @@ from gradguard.analysis.fix_plans import (
     CloneIfUsedLater,
     DataToGraph,
     DropArgument,
+    DropData,
     DropOut,
     MoveAfter,
     OutOfPlace,
@@ -103,6 +104,16 @@ def plan_fix(plan: Plan) -> Fix | None:
         text = f"{name} = {name} {plan.symbol} {right}"
         return Fix(f"Make the change in the graph: `{text}`",
                    (TextEdit(piece.span(plan.node), text),))
+    if isinstance(plan, DropData):
+        piece = plan.place.piece
+        edits = tuple(TextEdit(piece.span(node), plan.name)
+                      for node in ast.walk(plan.place.statement)
+                      if isinstance(node, ast.Attribute) and node.attr == "data" and
+                      isinstance(node.value, ast.Name) and node.value.id == plan.name)
+        if not edits:
+            return None
+        return Fix(f"Make the change through `{plan.name}` itself, where autograd sees it "
+                   f"(drop `.data`)", edits)
     if isinstance(plan, CloneIfUsedLater):
         if not _mentions(plan.later, plan.place.piece.segment(plan.root)):
             return None

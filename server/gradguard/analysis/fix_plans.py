@@ -95,6 +95,15 @@ class DataToGraph:
 
 
 @dataclass(frozen=True, eq=False)
+class DropData:
+    """``x.data[i] = f(x.data[i])`` -> ``x[i] = f(x[i])``: the statement's change made
+    through ``x`` itself, where autograd sees it."""
+
+    name: str
+    place: Place
+
+
+@dataclass(frozen=True, eq=False)
 class CloneFirst:
     """``x[i] = v`` -> ``x = x.clone()`` before it: the write goes to a copy."""
 
@@ -170,8 +179,8 @@ class SelectsForUnbind:
     place: Place  # the statement that unbinds
 
 
-Plan = (OutOfPlace | AugmentedToBinary | DataToGraph | CloneFirst | CloneIfUsedLater | DropOut
-        | MoveAfter | UnderNoGrad | InPlaceOnly | SelectsForUnbind | SelectRows)
+Plan = (OutOfPlace | AugmentedToBinary | DataToGraph | DropData | CloneFirst | CloneIfUsedLater
+        | DropOut | MoveAfter | UnderNoGrad | InPlaceOnly | SelectsForUnbind | SelectRows)
 
 
 def receiver_root(node: ast.expr) -> ast.expr | None:

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from gradguard.analysis.fix_plans import (
     AugmentedToBinary,
     DataToGraph,
+    DropData,
     InPlaceOnly,
     Place,
     Plan,
@@ -399,7 +400,13 @@ class Statements(State):
         effect = self.facts.operators.get(key) or self.facts.operators.get("setitem")
         if effect is None:
             return
-        with self.fixing(self.clone_first(target.value, frame)):
+        base = target.value
+        plan: Plan | None = self.clone_first(base, frame)
+        if isinstance(base, ast.Attribute) and base.attr == "data" and \
+                isinstance(base.value, ast.Name) and self.place is not None and \
+                self.rebinding_keeps_meaning(self.eval(base.value, frame)):
+            plan = DropData(base.value.id, self.place)  # ``x.data[i] = v`` -> ``x[i] = v``
+        with self.fixing(plan):
             self.autograd.apply(effect, frame.piece, target,
                                 f"{self.text(frame.piece, target)} = ...", [owner, value])
 
