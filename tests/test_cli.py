@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from gradguard.rules import RULES
+
 HAZARD = """import torch
 x = torch.randn(3, requires_grad=True)
 y = torch.sigmoid(x)  # 注释: sigmoid 保存输出 🙂
@@ -63,8 +65,7 @@ def test_sarif_output_is_a_sarif_2_1_0_log(tree: Path) -> None:
     log = json.loads(done.stdout)
     assert log["version"] == "2.1.0"
     [run] = log["runs"]
-    assert {rule["id"] for rule in run["tool"]["driver"]["rules"]} == \
-        {"GG001", "GG002", "GG003", "GG004", "GG900", "GG901"}
+    assert {rule["id"] for rule in run["tool"]["driver"]["rules"]} == set(RULES)
     [result] = run["results"]
     assert result["ruleId"] == "GG001" and result["level"] == "error"
     region = result["locations"][0]["physicalLocation"]["region"]
