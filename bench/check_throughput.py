@@ -38,7 +38,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from real_trees import cache_dir, ensure_real_trees, ten_thousand_lines  # noqa: E402
+from real_trees import (  # noqa: E402
+    cache_dir,
+    compile_gradguard,
+    ensure_real_trees,
+    ten_thousand_lines,
+)
 
 # directories not counted (``gradguard check`` skips these and more: gradguard.cli.discovery)
 SKIPPED_DIRS = {
@@ -120,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     repeat = max(1, args.repeat)
     gradguard = [sys.executable, "-m", "gradguard", "check", "--format", "json"]
+    compile_gradguard()
 
     # 1. One 10k-line file.
     big = ten_thousand_lines()

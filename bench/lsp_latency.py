@@ -50,7 +50,7 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from real_trees import ensure_real_trees, ten_thousand_lines  # noqa: E402
+from real_trees import compile_gradguard, ensure_real_trees, ten_thousand_lines  # noqa: E402
 
 from gradguard.analysis.blocks import split_blocks  # noqa: E402
 
@@ -236,6 +236,7 @@ def percentile(values: list[float], q: float) -> float:
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     files = model_files()
+    compile_gradguard()
     path = ten_thousand_lines()
     text = path.read_text("utf-8")
     method_line, plan = edit_plan(text, args.edits + 20, args.method_after)

@@ -110,3 +110,15 @@ def ten_thousand_lines(cache: Path | None = None) -> Path:
 if __name__ == "__main__":
     for name, path in ensure_real_trees().items():
         print(f"{name:12} {path}")
+
+
+def compile_gradguard() -> None:
+    """Compile GradGuard's bytecode, as pip does when it installs a package (TorchFix's
+    venv got its bytecode so). An editable checkout gets it on first import, unless
+    PYTHONDONTWRITEBYTECODE (set on some machines) forbids that: then every run would
+    compile the whole package again, a cost no installed copy pays."""
+    import compileall
+
+    import gradguard
+
+    compileall.compile_dir(str(Path(gradguard.__file__).parent), quiet=1)

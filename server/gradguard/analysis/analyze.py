@@ -14,6 +14,7 @@ from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, build_p
 from gradguard.analysis.project import Project, read_file
 from gradguard.analysis.report import to_hazard
 from gradguard.analysis.roots import RootResult, roots, run_root
+from gradguard.analysis.signs import BUILD_WRITES, CANDIDATE, STRONG, TORCH, Signs
 from gradguard.analysis.suppression import is_suppressed
 from gradguard.analysis.syntax import Piece, SourceError, parse
 from gradguard.config import Selection
@@ -22,27 +23,16 @@ from gradguard.text import source_lines
 __all__ = ["Selection", "SourceError", "analysis_in_project", "analysis_of_run", "analyze_file",
            "analyze_in_run", "analyze_source", "may_hold_hazards", "project_for"]
 
-# Every hazard needs an in-place write, an optimizer step or a backward; text with none
-# of these cannot hold one, and skipping its parse is most of the speed on real trees.
-_CANDIDATE = re.compile(
-    r"inplace|[A-Za-z0-9]_\s*\(|[-+*/@%&|]=|^[ \t]*[\w.]+\[[^\n]*\]\s*=[^=]|\bout\s*=|\.step\s*\("
-    r"|\bbackward\s*\(",
-    re.MULTILINE
-)
-
-# Without torch in sight nothing can be known to require grad (no parameters, no
-# requires_grad=True, no nn.Module): only uncertain findings are possible there.
-_TORCH = re.compile(r"torch|requires_grad|\bnn\.|\bF\.")
-
 
 def may_hold_hazards(source: str, uncertain: bool = False) -> bool:
-    if _CANDIDATE.search(source) is None:
+    if not CANDIDATE.search(source):
         return False
-    return uncertain or _TORCH.search(source) is not None
+    return uncertain or TORCH.search(source)
 
 
 _WORD = re.compile(r"\w+")
-_CALLED = re.compile(r"\b(\w+)\s*\(")
+# Each word, and whether a call's parenthesis follows it: one pass over the text.
+_WORD_CALLED = re.compile(r"(\w+)(\s*\()?")
 
 
 _CLASS = re.compile(r"(?:\s*@.*\n)*\s*class\s")
@@ -51,18 +41,10 @@ _INIT = re.compile(r"^([ \t]+)def __init__\b.*?(?=^\1(?:@|def |async def )|\Z)",
 # A function that calls what it built (``Net()(x)``, ``Trainer().train(...)``,
 # ``m.forward(x)``) runs its methods; so does a script (the module's own statements).
 _USES_INSTANCE = re.compile(r"\)\s*\(|\)\s*\.\s*\w+\s*\(|\.forward\s*\(|\.__call__\s*\(")
-# What can write a tensor while a module is built: an in-place method (not an
-# ``nn.init`` function, which runs under no_grad), an optimizer step, a backward.
-_BUILD_WRITES = re.compile(r"(?<!init)\.[A-Za-z0-9]\w*_\s*\(|\.step\s*\(|\bbackward\s*\(")
-
-
-# What surely writes a tensor, steps or runs a backward: ``+=`` and ``x[i] = v`` also
-# write dictionaries, lists and counters, which most helper code is full of.
-_STRONG = re.compile(r"inplace|\.[A-Za-z0-9]\w*_\s*\(|\bout\s*=|\.step\s*\(|\bbackward\s*\(")
 
 
 def reaching(source: str, imported: Callable[[str], str | None] | None = None,
-             candidate: re.Pattern[str] = _CANDIDATE) -> set[str]:
+             candidate: Signs = CANDIDATE) -> set[str]:
     """The top-level definitions whose interpretation can meet a write, a step or a
     backward: those whose own text has one, and those that name such a definition or
     use one of the ``imported`` classes that may. ``"<module>"`` stands for the
@@ -76,12 +58,13 @@ def reaching(source: str, imported: Callable[[str], str | None] | None = None,
         texts.setdefault(defined_name(block.text) or "<module>", []).append(block.text)
     names = set(texts)
     classes = {name for name, parts in texts.items() if _CLASS.match(parts[-1])}
-    words = {name: set(_WORD.findall("".join(parts))) for name, parts in texts.items()}
+    tokens = {name: _WORD_CALLED.findall("".join(parts)) for name, parts in texts.items()}
+    words = {name: {word for word, _ in found} for name, found in tokens.items()}
     mentions = {name: used & names for name, used in words.items()}
     # A function is run only where it is called (one passed along as a callback, say
     # ``pretrained_filter_fn=fix_keys``, is not run by the code that passes it).
-    called = {name: set(_CALLED.findall("".join(parts))) & names
-              for name, parts in texts.items()}
+    called = {name: {word for word, call in found if call} & names
+              for name, found in tokens.items()}
     inits = {name: "".join(m.group(0) for m in _INIT.finditer(texts[name][-1]))
              for name in classes}
     builds = {name: set(_WORD.findall(inits[name])) & names for name in classes}
@@ -92,7 +75,7 @@ def reaching(source: str, imported: Callable[[str], str | None] | None = None,
     # Classes whose construction alone can meet one: its __init__ writes a tensor, or
     # calls a function that surely does (dictionaries and counters are filled in most).
     surely = {name for name, parts in texts.items() if name not in classes and
-              any(_STRONG.search(part) for part in parts)}
+              any(STRONG.search(part) for part in parts)}
     grew = True
     while grew:
         grew = False
@@ -101,7 +84,7 @@ def reaching(source: str, imported: Callable[[str], str | None] | None = None,
                 surely.add(name)
                 grew = True
     built = {name for name in classes
-             if _BUILD_WRITES.search(inits[name]) or builds[name] & surely}
+             if BUILD_WRITES.search(inits[name]) or builds[name] & surely}
     _spread(found, built, classes, mentions, called, builds, uses)
     if imported is not None:
         # Only now, and only for what is not reached yet, the names other files define

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from gradguard.analysis.findings import Finding, Site, better
+from gradguard.analysis.findings import Finding, Site, better, finding_key, surer
 from gradguard.analysis.fix_plans import (
     CloneFirst,
     DataToGraph,
@@ -133,6 +133,12 @@ class Autograd:
         known = self.findings.get(key)
         if known is None or better(finding, known):
             self.findings[key] = finding
+
+    def wants(self, key: tuple[object, ...], confidence: Confidence, via: int) -> bool:
+        """Would a report of this hazard be kept? (Most are made again and again, as
+        summaries are replayed: asking first spares building each.)"""
+        known = self.findings.get(key)
+        return known is None or surer(confidence, via, known)
 
     def _recorded(self, storage: Storage) -> bool:
         return self.inputs is not None and id(storage) in self.inputs
@@ -297,9 +303,12 @@ class Autograd:
             if isinstance(self.plan, (DataToGraph, DropData)) and not storage.leaf:
                 plan = self.plan  # a leaf's .data edit is an update, not part of a graph
             for save in live:
-                self.report(Finding(SAVED_TENSOR_CHANGED_SILENTLY, piece, node, op,
-                                    _lower(confidence, save.confidence), (save,),
-                                    via=self.via, layer=layer, plan=plan))
+                level = _lower(confidence, save.confidence)
+                if self.wants(finding_key(SAVED_TENSOR_CHANGED_SILENTLY, node, (save,)),
+                              level, len(self.via)):
+                    self.report(Finding(SAVED_TENSOR_CHANGED_SILENTLY, piece, node, op,
+                                        level, (save,), via=self.via, layer=layer,
+                                        plan=plan))
         elif live and storage.param:
             # Any one save made for sure makes the later backward fail for sure.
             surest: Confidence = "high" if any(s.confidence == "high" for s in live) \
@@ -308,9 +317,12 @@ class Autograd:
                                                 _lower(confidence, surest), place))
         else:
             for save in live:
-                self.report(Finding(SAVED_TENSOR_OVERWRITTEN, piece, node, op,
-                                    _lower(confidence, save.confidence), (save,),
-                                    via=self.via, layer=layer, plan=self.plan))
+                level = _lower(confidence, save.confidence)
+                if self.wants(finding_key(SAVED_TENSOR_OVERWRITTEN, node, (save,)), level,
+                              len(self.via)):
+                    self.report(Finding(SAVED_TENSOR_OVERWRITTEN, piece, node, op, level,
+                                        (save,), via=self.via, layer=layer,
+                                        plan=self.plan))
 
     def _check_leaf_and_views(self, target: Value, piece: Piece, node: ast.AST, op: str,
                               layer: NnModule | None, confidence: Confidence) -> bool:

@@ -35,10 +35,23 @@ class Finding:
     backward: tuple[Piece, ast.AST] | None = None
 
     def key(self) -> tuple[object, ...]:
-        return (self.code, id(self.node), tuple(id(s.node) for s in self.saves))
+        return finding_key(self.code, self.node, self.saves)
+
+
+def finding_key(code: str, node: ast.AST, saves: tuple[Save, ...]) -> tuple[object, ...]:
+    """What makes two reports one hazard: the code, the write, the saves it breaks."""
+    return (code, id(node), tuple(id(s.node) for s in saves))
+
+
+_RANK = {"high": 0, "medium": 1}
 
 
 def better(new: Finding, old: Finding) -> bool:
     """Of two reports of one hazard, the surer one, then the one with the shorter path."""
-    rank = {"high": 0, "medium": 1}
-    return (rank[new.confidence], len(new.via)) < (rank[old.confidence], len(old.via))
+    return surer(new.confidence, len(new.via), old)
+
+
+def surer(confidence: Confidence, via: int, old: Finding) -> bool:
+    """Would a report of ``old``'s hazard with this confidence and path length be kept
+    instead of it?"""
+    return (_RANK[confidence], via) < (_RANK[old.confidence], len(old.via))

@@ -68,11 +68,11 @@ class Project:
         ``strong``: that surely write a tensor, step or run a backward)."""
         key = (path, strong)
         if key not in self._reaching:
-            from gradguard.analysis.analyze import _STRONG, reaching
+            from gradguard.analysis.analyze import reaching
+            from gradguard.analysis.signs import CANDIDATE, STRONG
 
             self._reaching[key] = reaching(self.text_of(path),
-                                           candidate=_STRONG) if strong else \
-                reaching(self.text_of(path))
+                                           candidate=STRONG if strong else CANDIDATE)
         return self._reaching[key]
 
     def forget(self, path: str, created_or_deleted: bool = False) -> None:

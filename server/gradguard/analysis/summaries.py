@@ -358,6 +358,9 @@ class _Replay:
                 self.apply(event, via)
             autograd.plan = None
             for finding in summary.findings:
+                if not autograd.wants(finding.key(), finding.confidence,
+                                      len(via) + len(finding.via)):
+                    continue
                 autograd.via = via + finding.via
                 autograd.report(Finding(finding.code, finding.piece, finding.node, finding.op,
                                         finding.confidence, finding.saves, finding.detail,
