@@ -368,6 +368,13 @@ def effect(spelling: Spelling, inplace: bool = False) -> dict[str, Any]:
     }
 
 
+def _structure(result: Any) -> Any:
+    """A call's result as nested lists of "tensor"."""
+    if isinstance(result, (tuple, list)):
+        return [_structure(item) for item in result]
+    return "tensor"
+
+
 def module_facts(spelling: Spelling) -> dict[str, Any]:
     ctor_inplace = _flag(spelling.target.__init__, skip_self=True)
     case = spelling.prepare()
@@ -385,6 +392,11 @@ def module_facts(spelling: Spelling) -> dict[str, Any]:
     }
     if before != after:
         facts["writes_parameters"] = True
+    # A tuple of tuples (an LSTM's (output, (h_n, c_n))): the call's facts describe its
+    # first tensor, the others are new tensors of its graph.
+    structure = _structure(case.run())
+    if isinstance(structure, list) and any(isinstance(part, list) for part in structure):
+        facts["outputs"] = structure
     # The public torch.nn classes it is an instance of (``isinstance(m, nn.Hardtanh)``
     # holds for a ReLU6), nn.Module included.
     facts["bases"] = [f"torch.nn.{base.__name__}" for base in spelling.target.__mro__[1:]

@@ -557,3 +557,37 @@ QUIET = [
         SparseAttention()(torch.randn(3, 4, requires_grad=True)).sum().backward()
     """),
 ]
+
+INVALID += [
+    case("GG001: the output of an LSTM, which its backward keeps, written in place", """
+        import torch
+        import torch.nn as nn
+
+        rnn = nn.LSTM(3, 4)
+        out, (h, c) = rnn(torch.randn(5, 2, 3))
+        out += 1  # expect: GG001
+        (out.sum() + h.sum()).backward()
+    """),
+]
+
+VALID += [
+    case("GG001: the output of an LSTM added to out of place", """
+        import torch
+        import torch.nn as nn
+
+        rnn = nn.LSTM(3, 4)
+        out, (h, c) = rnn(torch.randn(5, 2, 3))
+        out = out + 1
+        (out.sum() + h.sum()).backward()
+    """),
+    case("GG001: the hidden state of a GRU written in place after its last use", """
+        import torch
+        import torch.nn as nn
+
+        rnn = nn.GRU(3, 4)
+        out, h = rnn(torch.randn(5, 2, 3))
+        loss = out.sum()
+        h += 1
+        loss.backward()
+    """),
+]

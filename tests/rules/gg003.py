@@ -138,3 +138,31 @@ VALID += [
         Attention()(torch.randn(2, 4)).sum().backward()
     """),
 ]
+
+INVALID += [
+    case("GG003: a gate's slice of an LSTM bias, reached by a computed name, written "
+         "through chunk (BiDAF)", """
+        import torch
+        import torch.nn as nn
+
+        rnn = nn.LSTM(3, 4)
+        for i in range(rnn.num_layers):
+            getattr(rnn, f"bias_hh_l{i}").chunk(4)[1].fill_(1)  # expect: GG003
+        out, _ = rnn(torch.randn(5, 2, 3))
+        out.sum().backward()
+    """),
+]
+
+VALID += [
+    case("GG003: a gate's slice of an LSTM bias written under no_grad", """
+        import torch
+        import torch.nn as nn
+
+        rnn = nn.LSTM(3, 4)
+        with torch.no_grad():
+            for i in range(rnn.num_layers):
+                getattr(rnn, f"bias_hh_l{i}").chunk(4)[1].fill_(1)
+        out, _ = rnn(torch.randn(5, 2, 3))
+        out.sum().backward()
+    """),
+]

@@ -128,6 +128,22 @@ class Autograd:
     def fresh(self, requires_grad: bool | None) -> Value:
         return Value("tensor", (self.new_storage(),), requires_grad)
 
+    def tuple_around(self, first: Value, structure: object) -> Value:
+        """A layer's nested tuple result (an LSTM's ``(output, (h_n, c_n))``) around the
+        tensor its facts describe; the other tensors are new ones of the same graph."""
+        unused = [first]
+
+        def build(part: object) -> Value:
+            if isinstance(part, list):
+                return Value("list", items=[build(item) for item in part])
+            if unused:
+                return unused.pop()
+            tensor = self.fresh(first.requires_grad)
+            tensor.history = (first,)
+            return tensor
+
+        return build(structure)
+
     def report(self, finding: Finding) -> None:
         key = finding.key()
         known = self.findings.get(key)
@@ -344,6 +360,12 @@ class Autograd:
         # A leaf is written under no_grad or out of place, whichever the code means
         # (``leaf_plan``); a view of one is left to its author. Other views can be rebuilt.
         plan = self.plan if detail in ("multi", "nograd") else None
+        if detail == "multi" and any(s.leaf for s in target.storages):
+            # A piece of a leaf's chunk or split (``bias.chunk(4)[1].fill_(1)``): an
+            # initialisation, written under no_grad, or left to its author.
+            plan = leaf_plan(self.plan, any(s.param for s in target.storages),
+                             any(s.saves for s in target.storages))
+            plan = plan if isinstance(plan, UnderNoGrad) else None
         if code == LEAF_WRITTEN_IN_PLACE or detail == "leaf":
             plan = leaf_plan(self.plan, any(s.param for s in target.storages),
                              any(s.saves for s in target.storages))

@@ -81,6 +81,9 @@ class ModuleFacts:
     writes_parameters: bool = False
     # It is called with indices (``Embedding``): its input never requires grad.
     index_input: bool = False
+    # A call's result when it is a nested tuple: lists of "tensor", the first tensor the
+    # one ``call`` describes (an LSTM's ``["tensor", ["tensor", "tensor"]]``).
+    outputs: Any = None
     # The public torch.nn classes it derives from (``torch.nn.Module`` included).
     bases: tuple[str, ...] = ()
 
@@ -180,6 +183,7 @@ def load() -> Facts:
             call_inplace=_effect(raw.get("call_inplace")),
             writes_parameters=bool(raw.get("writes_parameters", False)),
             index_input=bool(raw.get("index_input", False)),
+            outputs=raw.get("outputs"),
             bases=tuple(raw.get("bases", ())),
         )
         for name, raw in spellings["modules"].items()

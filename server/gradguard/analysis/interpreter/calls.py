@@ -502,6 +502,11 @@ class Calls(State):
             if text is not None:
                 return self.attribute(owner, text)
             found = (owner.attrs or {}).get(ANY_ATTR)
+            if found is None and isinstance(owner.spec, NnModule) and \
+                    owner.spec.facts.has_parameters and owner.params is not None:
+                # A torch layer's attribute by a computed name: one of its parameters
+                # (``getattr(lstm, f"weight_hh_l{i}")``).
+                found = Value("tensor", (owner.params,), not owner.params.grad_off)
             return found if found is not None else (args[2] if len(args) > 2 else unknown())
         if owner.attrs is not None and len(args) > 2:
             attr = text if text is not None else ANY_ATTR
@@ -674,6 +679,8 @@ class Calls(State):
             with self.fixing(plan):
                 output = self.autograd.apply(effect, piece, node, described, operands,
                                              layer=spec if spec.inplace is True else None)
+            if facts.outputs is not None:
+                output = self.autograd.tuple_around(output, facts.outputs)
             for hook in spec.hooks:
                 # ``output.requires_grad_(True)`` in a hook (transformers'
                 # enable_input_require_grads) makes the output a leaf that requires grad.

@@ -184,7 +184,8 @@ class Expressions(State):
             if attr == "training":
                 return constant(True)
             spec = owner.spec
-            if attr in ("weight", "bias") and owner.params is not None and (
+            # ``weight``, ``bias``, and an RNN's ``weight_hh_l0``, ``bias_ih_l1``...
+            if attr.startswith(("weight", "bias")) and owner.params is not None and (
                     isinstance(spec, NnModule) or
                     (isinstance(spec, UserModule) and self.has_layer_parameters(spec))):
                 return Value("tensor", (owner.params,), not owner.params.grad_off)

@@ -65,7 +65,10 @@ class FixPlanning(State):
                 else None
         out_of_place = name.removesuffix("_")
         effect = self.facts.methods.get(out_of_place)
-        if self.place is not None and effect is None and is_dotted(receiver):
+        if self.place is not None and effect is None and (
+                is_dotted(receiver) or owner.view == "multi"):
+            # No out-of-place form; into a leaf (or a piece of one) it can go under
+            # no_grad (``leaf_plan``).
             return InPlaceOnly(receiver, self.place)
         if self.place is not None and effect is not None and not effect.writes and \
                 out_of_place != name and self.replaces_item(receiver, frame):
