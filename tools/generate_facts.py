@@ -25,6 +25,7 @@ import argparse
 import inspect
 import json
 import sys
+import warnings
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +42,13 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(REPO))
 
 from tools.discovered_spellings import every_spelling  # noqa: E402
-from tools.spelling_specs import FACTORIES, Case, Spelling  # noqa: E402
+from tools.spelling_specs import (  # noqa: E402
+    FACTORIES,
+    MODULE_WRAPPERS,
+    Case,
+    Spelling,
+    resolve,
+)
 
 DATA_DIR = REPO / "server" / "gradguard" / "facts" / "data"
 ROLES = ("input", "other", "output")
@@ -419,6 +426,39 @@ def factories() -> list[str]:
     return sorted(keys)
 
 
+def module_wrappers() -> list[str]:
+    """The wrappers that return the very module they are given."""
+    kept = []
+    for name in MODULE_WRAPPERS:
+        parent, _, attr = name.rpartition(".")
+        try:
+            # The attribute of its package: ``torch.nn.utils.weight_norm`` is also the name
+            # of the submodule that defines the function.
+            wrapper = getattr(resolve(parent), attr)
+        except (LookupError, AttributeError):
+            continue  # not in this torch
+        layer = nn.Linear(3, 4)
+        with warnings.catch_warnings():  # torch.nn.utils.weight_norm is deprecated
+            warnings.simplefilter("ignore")
+            result = _wrap(name, wrapper, layer)
+        if isinstance(result, tuple):
+            result, layer = result
+        if result is layer:
+            kept.append(name)
+    return sorted(kept)
+
+
+def _wrap(name: str, wrapper: Any, layer: nn.Module) -> Any:
+    """Call one wrapper on ``layer``; a remover gets a wrapped layer (returns both)."""
+    parent, _, attr = name.rpartition(".")
+    if name.endswith("register_parametrization"):
+        return wrapper(layer, "weight", nn.Identity())
+    if attr.startswith("remove_"):
+        wrapped = getattr(resolve(parent), attr.removeprefix("remove_"))(layer)
+        return wrapper(wrapped), wrapped
+    return wrapper(layer)
+
+
 def spellings() -> dict[str, Any]:
     tables: dict[str, dict[str, Any]] = {
         "functions": {}, "methods": {}, "operators": {}, "modules": {}
@@ -438,6 +478,7 @@ def spellings() -> dict[str, Any]:
         "torch_version": torch_version(),
         **{name: dict(sorted(table.items())) for name, table in tables.items()},
         "factories": factories(),
+        "module_wrappers": module_wrappers(),
     }
 
 

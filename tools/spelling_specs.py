@@ -633,5 +633,20 @@ FACTORIES: list[Factory] = [
 ]
 
 
+# Functions that take a module and hand the same module back, reparametrised: a layer
+# they wrap is still that layer (``weight_norm(nn.Linear(...))``). The generator keeps
+# those that do return their argument under the installed torch.
+MODULE_WRAPPERS: list[str] = [
+    "torch.nn.utils.weight_norm",
+    "torch.nn.utils.spectral_norm",
+    "torch.nn.utils.parametrizations.weight_norm",
+    "torch.nn.utils.parametrizations.spectral_norm",
+    "torch.nn.utils.parametrizations.orthogonal",
+    "torch.nn.utils.parametrize.register_parametrization",
+    "torch.nn.utils.remove_weight_norm",
+    "torch.nn.utils.remove_spectral_norm",
+]
+
+
 def by_key(spellings: Sequence[Spelling] = SPELLINGS) -> dict[tuple[Table, str], Spelling]:
     return {(s.table, s.key): s for s in spellings}

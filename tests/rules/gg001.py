@@ -591,3 +591,47 @@ VALID += [
         loss.backward()
     """),
 ]
+
+# A layer handed back by a wrapper (weight_norm, spectral_norm, parametrizations).
+INVALID += [
+    case("GG001: a layer wrapped by weight_norm is still that layer (VQA classifier)", """
+        import torch
+        import torch.nn as nn
+        from torch.nn.utils import weight_norm
+
+        class Classifier(nn.Module):
+            def __init__(self, dropout=0.5):
+                super().__init__()
+                self.main = nn.Sequential(
+                    weight_norm(nn.Linear(4, 8), dim=None),
+                    nn.ReLU(),
+                    nn.Dropout(dropout, inplace=True),  # expect: GG001
+                )
+
+            def forward(self, x):
+                return self.main(x)
+
+        Classifier()(torch.randn(2, 4)).sum().backward()
+    """),
+]
+
+VALID += [
+    case("GG001: weight_norm(Linear) then Dropout(inplace=True): Linear keeps no output", """
+        import torch
+        import torch.nn as nn
+        from torch.nn.utils import weight_norm
+
+        class Classifier(nn.Module):
+            def __init__(self, dropout=0.5):
+                super().__init__()
+                self.main = nn.Sequential(
+                    weight_norm(nn.Linear(4, 8), dim=None),
+                    nn.Dropout(dropout, inplace=True),
+                )
+
+            def forward(self, x):
+                return self.main(x)
+
+        Classifier()(torch.randn(2, 4)).sum().backward()
+    """),
+]

@@ -120,6 +120,8 @@ class Facts:
     operators: dict[str, Effect] = field(default_factory=dict)
     modules: dict[str, ModuleFacts] = field(default_factory=dict)
     factories: frozenset[str] = frozenset()
+    # Calls that return the module they are given (``weight_norm(layer)``).
+    module_wrappers: frozenset[str] = frozenset()
     aten: dict[str, AtenOp] = field(default_factory=dict)
 
     def inplace_method(self, name: str) -> Effect | None:
@@ -205,5 +207,6 @@ def load() -> Facts:
         operators={k: _required_effect(v) for k, v in spellings["operators"].items()},
         modules=modules,
         factories=frozenset(spellings.get("factories", ())),
+        module_wrappers=frozenset(spellings.get("module_wrappers", ())),
         aten=aten,
     )

@@ -54,6 +54,9 @@ class TorchApi(State):
             spec = NnModule(module, inplace, piece, call,
                             identity=self.is_identity(name, args, kwargs))
             return Value("module", spec=spec, params=params)
+        if name in facts.module_wrappers:
+            # weight_norm(layer) reparametrises the layer and hands it back.
+            return args[0] if args and args[0].kind == "module" else unknown()
         if name == "torch.nn.Sequential":
             items = [a for a in args if a.kind == "module"]
             if len(items) != len(args):
