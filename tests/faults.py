@@ -1,13 +1,15 @@
 """Fault injection for the tests of what survives a crash: run as
 
     python tests/faults.py segfault-on NAME -- check ...
+    python tests/faults.py raise-in-check-on NAME -- check ...
     python tests/faults.py raise-on MARKER -- serve
 
 it starts the real ``gradguard`` command after making its analysis crash for real on one
 input: a file whose name is NAME dies by a genuine invalid memory access (SIGSEGV) in
-whichever process analyses it; a document whose text holds MARKER raises in the server's
-analysis. Nothing else is changed; no input is known that crashes the analysis itself
-(those found were fixed), so the tests that the rest survives need one made on purpose.
+whichever process analyses it (with raise-in-check-on: its analysis raises); a document
+whose text holds MARKER raises in the server's analysis. Nothing else is changed; no
+input is known that crashes the analysis itself (those found were fixed), so the tests
+that the rest survives need one made on purpose.
 """
 
 from __future__ import annotations
@@ -30,6 +32,19 @@ def segfault_on(name: str) -> None:
     workers.analyze_in_run = crashing
 
 
+def raise_in_check_on(name: str) -> None:
+    import gradguard.cli.workers as workers
+
+    analyze = workers.analyze_in_run
+
+    def failing(path: str, *args: Any, **kwargs: Any) -> Any:
+        if path.endswith(name):
+            raise RuntimeError("injected fault")
+        return analyze(path, *args, **kwargs)
+
+    workers.analyze_in_run = failing
+
+
 def raise_on(marker: str) -> None:
     from gradguard.analysis.incremental import IncrementalDocument
 
@@ -46,7 +61,8 @@ def raise_on(marker: str) -> None:
 def main(argv: list[str]) -> int:
     fault, argument, separator, *command = argv
     assert separator == "--", "usage: faults.py FAULT ARGUMENT -- COMMAND..."
-    {"segfault-on": segfault_on, "raise-on": raise_on}[fault](argument)
+    {"segfault-on": segfault_on, "raise-in-check-on": raise_in_check_on,
+     "raise-on": raise_on}[fault](argument)
     from gradguard.cli.main import main as gradguard
 
     return gradguard(command)

@@ -161,6 +161,25 @@ def test_a_worker_that_dies_costs_only_its_file(tmp_path: Path) -> None:
         sorted(f"model{index}.py" for index in range(12))
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_fault_of_the_analysis_costs_only_its_file(tmp_path: Path, jobs: str) -> None:
+    for index in range(3):
+        (tmp_path / f"model{index}.py").write_text(HAZARD)
+    (tmp_path / "fails.py").write_text(HAZARD)
+    done = subprocess.run(
+        [sys.executable, str(HERE / "faults.py"), "raise-in-check-on", "fails.py", "--",
+         "check", "--no-cache", "--jobs", jobs, "--format", "json", "."],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == EXIT_NOT_ANALYSED, done.stderr
+    found = json.loads(done.stdout)
+    [status] = [f for f in found if f["code"] == "GG900"]
+    assert status["path"].endswith("fails.py")
+    assert "internal error (RuntimeError: injected fault); please report it" in \
+        status["message"]
+    assert sorted(Path(f["path"]).name for f in found if f["code"] == "GG001") == \
+        [f"model{index}.py" for index in range(3)]
+
+
 @pytest.mark.parametrize("rule_case", [c for m in STATUS_FILES for c in m.INVALID + m.VALID],
                          ids=lambda c: c.name)
 def test_the_status_rules_cases(tmp_path: Path, rule_case: Case) -> None:

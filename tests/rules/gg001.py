@@ -635,3 +635,107 @@ VALID += [
         Classifier()(torch.randn(2, 4)).sum().backward()
     """),
 ]
+
+# A Sequential grown after it was built (add_module, append), also by a helper.
+INVALID += [
+    case("GG001: a Sequential grown by add_module: ReLU(inplace=True) after Sigmoid", """
+        import torch
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential()
+                self.body.add_module("fc", nn.Linear(4, 4))
+                self.body.add_module("sig", nn.Sigmoid())
+                self.body.add_module("act", nn.ReLU(inplace=True))  # expect: GG001
+
+            def forward(self, x):
+                return self.body(x)
+
+        Head()(torch.randn(2, 4)).sum().backward()
+    """),
+    case("GG001: a shortcut conv keeps the block's input, the body's first ReLU(inplace=True) "
+         "overwrites it (Xception unit)", """
+        import torch
+        import torch.nn as nn
+
+        class Unit(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.shortcut = nn.Conv2d(3, 4, 1)
+                self.body = nn.Sequential()
+                self.body.add_module("act", nn.ReLU(inplace=True))  # expect: GG001
+                self.body.add_module("conv", nn.Conv2d(3, 4, 3, padding=1))
+
+            def forward(self, x):
+                identity = self.shortcut(x)
+                return self.body(x) + identity
+
+        Unit()(torch.randn(2, 3, 8, 8)).sum().backward()
+    """),
+    case("GG001: a helper appends Sigmoid then ReLU(inplace=True) to the caller's "
+         "Sequential", """
+        import torch
+        import torch.nn as nn
+
+        def grow(body):
+            body.append(nn.Sigmoid())
+            body.append(nn.ReLU(inplace=True))  # expect: GG001
+
+        body = nn.Sequential(nn.Linear(4, 4))
+        grow(body)
+        body(torch.randn(2, 4)).sum().backward()
+    """),
+]
+
+VALID += [
+    case("GG001: a Sequential grown by add_module: ReLU(inplace=True) after Linear", """
+        import torch
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential()
+                self.body.add_module("fc", nn.Linear(4, 4))
+                self.body.add_module("act", nn.ReLU(inplace=True))
+
+            def forward(self, x):
+                return self.body(x)
+
+        Head()(torch.randn(2, 4)).sum().backward()
+    """),
+    case("GG001: a shortcut conv keeps the block's input, the body convolves before its "
+         "ReLU(inplace=True)", """
+        import torch
+        import torch.nn as nn
+
+        class Unit(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.shortcut = nn.Conv2d(3, 4, 1)
+                self.body = nn.Sequential()
+                self.body.add_module("conv", nn.Conv2d(3, 4, 3, padding=1))
+                self.body.add_module("act", nn.ReLU(inplace=True))
+
+            def forward(self, x):
+                identity = self.shortcut(x)
+                return self.body(x) + identity
+
+        Unit()(torch.randn(2, 3, 8, 8)).sum().backward()
+    """),
+    case("GG001: a helper appends Linear then ReLU(inplace=True) to the caller's "
+         "Sequential", """
+        import torch
+        import torch.nn as nn
+
+        def grow(body):
+            body.append(nn.Linear(4, 4))
+            body.append(nn.ReLU(inplace=True))
+
+        body = nn.Sequential(nn.Linear(4, 4))
+        grow(body)
+        body(torch.randn(2, 4)).sum().backward()
+    """),
+]

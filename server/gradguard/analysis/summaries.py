@@ -211,6 +211,8 @@ def _snapshot(objects: list[Obj]) -> list[object]:
             taken.append((obj.leaf, obj.grad_off))
         elif isinstance(obj, NnModule):
             taken.append(obj.inplace)
+        elif isinstance(obj, Sequential):
+            taken.append(list(obj.items))
         else:
             taken.append(None)
     return taken
@@ -257,6 +259,11 @@ def _changes(objects: list[Obj], before: list[object]) -> list[Change]:
             found.append(Change(at, calls=frozenset(obj.calls), hooks=obj.hooks,
                                 inplace=(obj.inplace, obj.switched) if obj.inplace != old
                                 else None))
+        elif isinstance(obj, Sequential) and isinstance(old, list) and (
+                len(obj.items) != len(old) or
+                any(a is not b for a, b in zip(obj.items, old, strict=True))):
+            # Layers added to a Sequential the caller holds (``seq.add_module(...)``).
+            found.append(Change(at, items=list(obj.items), items_changed=True))
     return found
 
 
@@ -408,6 +415,8 @@ class _Replay:
                 changed.hooks = change.hooks
             if change.inplace is not None:
                 changed.inplace, changed.switched = change.inplace
+        elif isinstance(changed, Sequential) and change.items is not None:
+            changed.items = [self.out(item) for item in change.items]
         elif isinstance(changed, Value):
             changed.requires_grad = change.requires_grad
             if change.history:

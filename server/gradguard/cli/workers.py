@@ -53,6 +53,9 @@ def check_file(job: tuple[str, Selection, tuple[str, ...]]) -> FileResult:
         return _failed(path, str(error), error.line, error.column, digest(source.text), cells)
     except RecursionError:
         return _failed(path, "too deeply nested to analyse", text_digest=digest(source.text))
+    except Exception as error:  # noqa: BLE001 - a fault of ours costs this file, not the run
+        return _failed(path, f"internal error ({type(error).__name__}: {error}); please "
+                       "report it")
     found = [(where, hazard) for where, hazards in analysis.found.items()
              for hazard in hazards]
     read_texts = {other: digest(project.texts[other]) for other in analysis.read

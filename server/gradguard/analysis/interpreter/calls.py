@@ -30,6 +30,7 @@ from gradguard.analysis.syntax import Piece
 from gradguard.analysis.values import (
     NnModule,
     Sequential,
+    UnknownModule,
     UserModule,
     Value,
     constant,
@@ -622,6 +623,15 @@ class Calls(State):
             return owner
         if name in MODULE_RETURNS_SELF:
             return owner
+        if isinstance(owner.spec, Sequential) and name in ("add_module", "append"):
+            # A Sequential grown after it was built: it runs what is added, in order.
+            added = args[1] if name == "add_module" and len(args) > 1 else \
+                args[0] if name == "append" and args else None
+            if added is not None and added.kind == "module":
+                owner.spec.items.append(added)
+            elif added is not None:
+                owner.spec = UnknownModule()  # something it cannot tell runs in there
+            return owner if name == "append" else constant(None)
         if name in ("register_buffer", "register_parameter", "add_module") and \
                 len(args) > 1 and owner.attrs is not None:
             self.observe(args[0])
