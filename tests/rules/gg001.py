@@ -739,3 +739,85 @@ VALID += [
         body(torch.randn(2, 4)).sum().backward()
     """),
 ]
+
+# A layer picked from a table by a constructor's argument (family 6).
+INVALID += [
+    case("GG001: ReLU(inplace=True) picked from a table by the default activation, then a "
+         "residual added in place (YOLOv4's CSP block)", """
+        import torch
+        import torch.nn as nn
+
+        activations = {"relu": nn.ReLU, "none": nn.Identity}
+
+        class Conv(nn.Module):
+            def __init__(self, activate="relu"):
+                super().__init__()
+                self.conv = nn.Conv2d(4, 4, 1)
+                if activate == "relu":
+                    self.act = activations[activate](inplace=True)
+                else:
+                    self.act = activations[activate]()
+
+            def forward(self, x):
+                return self.act(self.conv(x))
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = Conv()
+
+            def forward(self, x):
+                out = self.conv(x)
+                out += x  # expect: GG001
+                return out
+
+        Block()(torch.randn(2, 4, 8, 8)).sum().backward()
+    """),
+]
+
+VALID += [
+    case("GG001: Identity picked from a table by the default activation, then a residual "
+         "added in place", """
+        import torch
+        import torch.nn as nn
+
+        activations = {"relu": nn.ReLU, "none": nn.Identity}
+
+        class Conv(nn.Module):
+            def __init__(self, activate="none"):
+                super().__init__()
+                self.conv = nn.Conv2d(4, 4, 1)
+                if activate == "relu":
+                    self.act = activations[activate](inplace=True)
+                else:
+                    self.act = activations[activate]()
+
+            def forward(self, x):
+                return self.act(self.conv(x))
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = Conv()
+
+            def forward(self, x):
+                out = self.conv(x)
+                out += x
+                return out
+
+        Block()(torch.randn(2, 4, 8, 8)).sum().backward()
+    """),
+    case("GG001: the table's entry replaced before the layer is picked from it", """
+        import torch
+        import torch.nn as nn
+
+        activations = {"act": nn.Sigmoid}
+        activations["act"] = nn.Identity
+        conv = nn.Conv2d(4, 4, 1)
+        act = activations["act"]()
+        x = torch.randn(2, 4, 8, 8)
+        out = act(conv(x))
+        out += x
+        out.sum().backward()
+    """),
+]

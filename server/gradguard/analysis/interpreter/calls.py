@@ -527,6 +527,9 @@ class Calls(State):
             if name == "step":
                 self.optimizer_step(owner, piece, call)
             return constant(None)
+        if owner.kind == "list" and owner.name == MAPPING and \
+                name not in ("items", "values", "keys", "get"):
+            owner.attrs = None  # update, pop, setdefault...: its items are no longer known
         if owner.kind == "list" and owner.name == MAPPING and owner.element is not None and \
                 name in ("items", "values", "keys"):
             pair = owner.element

@@ -117,6 +117,23 @@ class Expressions(State):
                 items.append(self.eval(element, frame))
         return Value("list", items=items)
 
+    def eval_dict(self, expr: ast.Dict, frame: Frame) -> Value:
+        """``{"relu": nn.ReLU, "mish": Mish()}``: with string keys, a mapping whose items
+        are known by key (a layer picked from a table by a constructor's argument)."""
+        values = [self.eval(value, frame) for value in expr.values]
+        keys = [None if key is None else self.eval(key, frame) for key in expr.keys]
+        if not values or not all(key is not None and key.kind == "const" and
+                                 isinstance(key.const, str) and key.const != UNKNOWN_STR
+                                 for key in keys):
+            return unknown()
+        joined = values[0]
+        for value in values[1:]:
+            joined = self.join(joined, value)
+        pair = Value("list", items=[constant(UNKNOWN_STR), joined])
+        return Value("list", name=MAPPING, element=pair,
+                     attrs={key.const: value for key, value in zip(keys, values, strict=True)
+                            if key is not None and isinstance(key.const, str)})
+
     def eval_if_expression(self, expr: ast.IfExp, frame: Frame) -> Value:
         test = self.truth(expr.test, frame)
         if test is True:
@@ -211,7 +228,11 @@ class Expressions(State):
         if owner.kind == "list":
             if owner.name == MAPPING and owner.element is not None and \
                     owner.element.items is not None:
-                self.eval(expr.slice, frame)
+                key = self.eval(expr.slice, frame)
+                if owner.attrs is not None and key.kind == "const" and \
+                        isinstance(key.const, str) and key.const in owner.attrs:
+                    self.observe(key)
+                    return owner.attrs[key.const]
                 return self.distinct(owner.element.items[1])
             if owner.view == "multi":
                 return self.element_of(owner)
@@ -359,6 +380,7 @@ _EVALUATE: dict[type[ast.AST], Callable[[Any, Any, Frame], Value]] = {
     ast.BoolOp: Expressions.eval_boolean,
     ast.Subscript: Expressions.eval_subscript,
     ast.List: Expressions.eval_sequence,
+    ast.Dict: Expressions.eval_dict,
     ast.Tuple: Expressions.eval_sequence,
     ast.IfExp: Expressions.eval_if_expression,
     ast.NamedExpr: Expressions.eval_walrus,

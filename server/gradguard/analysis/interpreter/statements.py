@@ -384,6 +384,9 @@ class Statements(State):
 
     def write_subscript(self, target: ast.Subscript, value: Value, frame: Frame) -> None:
         owner = self.eval(target.value, frame)
+        if owner.kind == "list" and owner.name == MAPPING:
+            self.set_mapping_item(owner, target, value, frame)
+            return
         if owner.kind == "list" and owner.items is not None:
             self.set_item(owner, target, value, frame)
             return
@@ -420,6 +423,19 @@ class Statements(State):
             owner.items[index] = value
         else:
             owner.items = [self.join(item, value) for item in owner.items]
+
+    def set_mapping_item(self, owner: Value, target: ast.Subscript, value: Value,
+                         frame: Frame) -> None:
+        """``d[key] = v`` on a mapping: that item replaced (any, if the key is unknown)."""
+        key = self.eval(target.slice, frame)
+        if owner.element is not None and owner.element.items is not None:
+            pair = owner.element.items
+            owner.element = Value("list", items=[pair[0], self.join(pair[1], value)])
+        if owner.attrs is not None and key.kind == "const" and isinstance(key.const, str) \
+                and key.const != UNKNOWN_STR:
+            owner.attrs[key.const] = value
+        else:
+            owner.attrs = None
 
     def reads_mapping(self, target: ast.Subscript, frame: Frame) -> bool:
         """``x['key']``: a string index reads a dict (a tensor is never indexed by one)."""
