@@ -821,3 +821,40 @@ VALID += [
         out.sum().backward()
     """),
 ]
+
+# A loop over range(n) of a known small n runs once for each number (YOLOv7's Detect).
+INVALID += [
+    case("GG001: each level's sigmoid output written in place, the levels replaced one by "
+         "one in a loop over range(len(x))", """
+        import torch
+        import torch.nn as nn
+
+        convs = nn.ModuleList([nn.Conv2d(3, 3, 1), nn.Conv2d(3, 3, 1)])
+        x = [torch.randn(1, 3, 4, 4), torch.randn(1, 3, 4, 4)]
+        outs = []
+        for i in range(len(x)):
+            x[i] = convs[i](x[i])
+            y = x[i].sigmoid()
+            y[..., 0:2] = 0  # expect: GG001
+            outs.append(y)
+        sum(o.sum() for o in outs).backward()
+    """),
+]
+
+VALID += [
+    case("GG001: each level shifted out of place, then written in place, in a loop over "
+         "range(len(x))", """
+        import torch
+        import torch.nn as nn
+
+        convs = nn.ModuleList([nn.Conv2d(3, 3, 1), nn.Conv2d(3, 3, 1)])
+        x = [torch.randn(1, 3, 4, 4), torch.randn(1, 3, 4, 4)]
+        outs = []
+        for i in range(len(x)):
+            x[i] = convs[i](x[i])
+            y = x[i] + 1
+            y[..., 0:2] = 0
+            outs.append(y)
+        sum(o.sum() for o in outs).backward()
+    """),
+]

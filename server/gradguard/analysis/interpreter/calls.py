@@ -40,6 +40,8 @@ from gradguard.analysis.values import (
 
 MODULE_RETURNS_SELF = {"train", "eval", "to", "cuda", "cpu", "float", "double", "half",
                        "requires_grad_", "type", "share_memory"}
+# The longest ``range(n)`` whose numbers are told apart (a loop over it is unrolled).
+MAX_RANGE = 4
 SMALL_BUILTINS = ("range", "len", "int", "max", "min", "sum", "round", "abs")
 # The attribute a name computed at run time stands for (``setattr(self, f"conv{i}", m)``).
 ANY_ATTR = "<any>"
@@ -398,7 +400,11 @@ class Calls(State):
             return Value("function", name="super")
         if name in SMALL_BUILTINS:
             if name == "range":
-                return constant(UNKNOWN_INT)
+                return self.small_range(args)
+            if name == "len" and len(args) == 1 and args[0].kind == "list" and \
+                    args[0].items is not None and args[0].name != MAPPING and \
+                    args[0].view != "multi":
+                return constant(len(args[0].items))
             return constant(UNKNOWN_INT) if not any(is_tensorish(a) for a in args) \
                 else unknown()
         if name in ("list", "tuple") and args and args[0].kind == "list":
@@ -492,6 +498,16 @@ class Calls(State):
                 not any(isinstance(arg, ast.Starred) for arg in call.args):
             element.row = SelectRows(node, self.place)
         return element
+
+    def small_range(self, args: list[Value]) -> Value:
+        """``range(n)`` of a known small ``n``: its numbers, so that a loop over it runs
+        once for each (``for i in range(self.nl): x[i] = conv(x[i])`` replaces each item
+        of ``x``, not any one of them); otherwise a number not known."""
+        if len(args) == 1 and args[0].kind == "const" and type(args[0].const) is int and \
+                0 <= args[0].const <= MAX_RANGE:
+            self.observe(args[0])
+            return Value("list", items=[constant(n) for n in range(args[0].const)])
+        return constant(UNKNOWN_INT)
 
     def dynamic_attribute(self, name: str, args: list[Value], frame: Frame) -> Value:
         """``setattr(m, 'conv%d' % i, block)`` and ``getattr(m, 'conv%d' % i)``: a name
