@@ -40,8 +40,9 @@ from gradguard.analysis.values import (
 
 MODULE_RETURNS_SELF = {"train", "eval", "to", "cuda", "cpu", "float", "double", "half",
                        "requires_grad_", "type", "share_memory"}
-# The longest ``range(n)`` whose numbers are told apart (a loop over it is unrolled).
-MAX_RANGE = 4
+# The longest ``range(n)`` whose numbers are told apart: a loop over it is unrolled, and
+# runs no more often than the two rounds any other loop gets.
+MAX_RANGE = 2
 SMALL_BUILTINS = ("range", "len", "int", "max", "min", "sum", "round", "abs")
 # The attribute a name computed at run time stands for (``setattr(self, f"conv{i}", m)``).
 ANY_ATTR = "<any>"
@@ -500,7 +501,7 @@ class Calls(State):
         return element
 
     def small_range(self, args: list[Value]) -> Value:
-        """``range(n)`` of a known small ``n``: its numbers, so that a loop over it runs
+        """``range(n)`` of a known ``n`` up to 2: its numbers, so that a loop over it runs
         once for each (``for i in range(self.nl): x[i] = conv(x[i])`` replaces each item
         of ``x``, not any one of them); otherwise a number not known."""
         if len(args) == 1 and args[0].kind == "const" and type(args[0].const) is int and \

@@ -45,6 +45,11 @@ REFLECTED = {"+": "radd", "*": "rmul", "-": "rsub", "/": "rtruediv"}
 _NAMED_CONSTANTS = {"True": True, "False": False, "None": None}
 
 
+# The most entries a dict literal may have to be looked into (timm's default_cfgs hold
+# hundreds of configurations, each a call: evaluating them costs more than they tell).
+MAX_TABLE = 16
+
+
 class Expressions(State):
     def eval(self, expr: ast.expr, frame: Frame) -> Value:
         # By exact node type: one dictionary lookup instead of a chain of isinstance.
@@ -120,6 +125,8 @@ class Expressions(State):
     def eval_dict(self, expr: ast.Dict, frame: Frame) -> Value:
         """``{"relu": nn.ReLU, "mish": Mish()}``: with string keys, a mapping whose items
         are known by key (a layer picked from a table by a constructor's argument)."""
+        if len(expr.keys) > MAX_TABLE:
+            return unknown()  # a registry of configurations, not a table of layers
         values = [self.eval(value, frame) for value in expr.values]
         keys = [None if key is None else self.eval(key, frame) for key in expr.keys]
         if not values or not all(key is not None and key.kind == "const" and
