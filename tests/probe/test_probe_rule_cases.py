@@ -43,8 +43,9 @@ def as_function(case: Case) -> str:
 
 
 def classes_only(case: Case) -> str | None:
-    """The case with its module-level statements blanked (imports, classes and
-    functions kept, line numbers unchanged), if it has classes holding every mark."""
+    """The case with its module-level statements blanked (imports, classes, functions
+    and tables that call nothing kept, line numbers unchanged), if it has classes
+    holding every mark."""
     tree = ast.parse(case.source)
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
     inside = all(any(c.lineno <= line <= (c.end_lineno or c.lineno) for c in classes)
@@ -53,7 +54,10 @@ def classes_only(case: Case) -> str | None:
         return None
     lines = case.source.splitlines()
     for node in tree.body:
-        if not isinstance(node, (ast.Import, ast.ImportFrom, ast.ClassDef, ast.FunctionDef)):
+        kept = isinstance(node, (ast.Import, ast.ImportFrom, ast.ClassDef, ast.FunctionDef)) \
+            or (isinstance(node, ast.Assign) and
+                not any(isinstance(inner, ast.Call) for inner in ast.walk(node.value)))
+        if not kept:
             for index in range(node.lineno - 1, node.end_lineno or node.lineno):
                 lines[index] = ""
     return "\n".join(lines) + "\n"
