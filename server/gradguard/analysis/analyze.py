@@ -10,7 +10,7 @@ from gradguard.analysis.blocks import defined_name, split_blocks
 from gradguard.analysis.findings import Finding, better
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.interpreter import SummaryCache
-from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, build_program
+from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, Reads, build_program
 from gradguard.analysis.project import Project, read_file
 from gradguard.analysis.report import to_hazard
 from gradguard.analysis.roots import RootResult, roots, run_root
@@ -189,10 +189,15 @@ def _parsed_or_none(path: str, source: str) -> Program | None:
         return None
 
 
+def _reaching_of(text: str, strong: bool) -> set[str]:
+    return reaching(text, candidate=STRONG if strong else CANDIDATE)
+
+
 def project_for(roots: list[str],
                 read: Callable[[str], str | None] = read_file) -> Project:
-    """A project whose files are read (from disk, by default) and parsed on first use."""
-    return Project(roots, read=read, parse=_parsed_or_none)
+    """A project whose files are read (from disk, by default), parsed and pre-filtered
+    on first use."""
+    return Project(roots, read=read, parse=_parsed_or_none, reaching=_reaching_of)
 
 
 @dataclass(frozen=True)
@@ -216,13 +221,17 @@ def analyze_file(path: str, source: str, project: Project,
     if program is None or project.texts.get(path) != source:
         program = program_of(path, source)  # raises SourceError for the file itself
         project.add(program, source)
-    wanted = reaching(source, lambda name: _imported_candidate(program, project, name))
+    # What the pre-filter looks at in other files decides what runs: recorded too.
+    looked = Reads()
+    wanted = reaching(source, lambda name: _imported_candidate(program, project, name,
+                                                               looked))
     if not wanted or not (may_hold_hazards(source, uncertain) or
-                          _imports_torch_code(program, project, uncertain)):
-        return FileAnalysis({})
+                          _imports_torch_code(program, project, uncertain, looked)):
+        return FileAnalysis({}, looked.paths() - {path})
     cache = cache or SummaryCache()
     results = [run_root(project.programs, root, cache) for root in roots(program, wanted)]
-    read = frozenset(p for result in results for p in result.reads.paths()) - {path}
+    read = (looked.paths() | frozenset(p for result in results
+                                       for p in result.reads.paths())) - {path}
     findings = merge(results)
     by_path: dict[str, list[Finding]] = {}
     for finding in findings:
@@ -305,7 +314,8 @@ def analysis_of_run(paths: Sequence[str], roots: list[str],
     return analyse
 
 
-def _imported_candidate(program: Program, project: Project, name: str) -> str | None:
+def _imported_candidate(program: Program, project: Project, name: str,
+                        reads: Reads) -> str | None:
     """``"class"`` or ``"function"`` when ``name``, imported from a project file, can
     meet a write, a step or a backward there: a class whose code can, a function that
     surely does (a helper that fills a dictionary is not enough to make its callers
@@ -314,27 +324,29 @@ def _imported_candidate(program: Program, project: Project, name: str) -> str | 
     if qualified is None or qualified.startswith("torch") or \
             not qualified.rpartition(".")[0].strip("."):
         return None
-    found = project.resolve(program, qualified)
-    if isinstance(found, ClassInfo) and found.name in project.reaching(found.path):
+    found = project.resolve(program, qualified, reads)
+    if isinstance(found, ClassInfo) and found.name in project.reaching(found.path,
+                                                                       reads=reads):
         return "class"
     if isinstance(found, FunctionInfo) and \
-            found.name in project.reaching(found.path, strong=True):
+            found.name in project.reaching(found.path, strong=True, reads=reads):
         return "function"
     return None
 
 
-def _imports_torch_code(program: Program, project: Project, uncertain: bool) -> bool:
-    return any(may_hold_hazards(project.text_of(path), uncertain)
-               for path in _imported_files(program, project))
+def _imports_torch_code(program: Program, project: Project, uncertain: bool,
+                        reads: Reads) -> bool:
+    return any(may_hold_hazards(project.text_of(path, reads), uncertain)
+               for path in _imported_files(program, project, reads))
 
 
-def _imported_files(program: Program, project: Project) -> list[str]:
+def _imported_files(program: Program, project: Project, reads: Reads) -> list[str]:
     files = []
     for qualified in program.aliases.values():
         module = qualified.rpartition(".")[0]
         if module.strip(".") and not qualified.startswith("torch"):
-            path = project.module_file(program.path, module) or \
-                project.module_file(program.path, qualified)
+            path = project.module_file(program.path, module, reads) or \
+                project.module_file(program.path, qualified, reads)
             if path is not None:
                 files.append(path)
     return files

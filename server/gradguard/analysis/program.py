@@ -61,6 +61,10 @@ class Reads:
     """
 
     found: dict[tuple[str, ...], object] = field(default_factory=dict)
+    # Every file whose text, or whose being there or not, an answer depended on: the
+    # files read, and the names an import was looked for under that did not exist (a
+    # file created there later changes where the import leads).
+    files: set[str] = field(default_factory=set)
 
     def names(self) -> frozenset[tuple[str, str]]:
         """(path, what was looked up) of every lookup, as ``definition_names`` has them:
@@ -69,10 +73,11 @@ class Reads:
         return frozenset((key[0], _name(key)) for key in self.found)
 
     def paths(self) -> frozenset[str]:
-        return frozenset(key[0] for key in self.found)
+        return frozenset(key[0] for key in self.found) | self.files
 
     def update(self, other: Reads) -> None:
         self.found.update(other.found)
+        self.files |= other.files
 
     def still_hold(self, programs: Mapping[str, Program | None]) -> bool:
         # Bases compare by value, nodes by identity (ast nodes have no __eq__).

@@ -29,18 +29,29 @@ def read_file(path: str) -> str | None:
 
 
 class Project:
-    """Programs of a project's files, parsed on first use and kept."""
+    """Programs of a project's files, parsed on first use and kept.
+
+    Every question about files (a file's text, its program, the definitions the
+    pre-filter finds in it, which file an import names) goes through a project and is
+    recorded in the ``Reads`` it is given, misses included: a result holds while each
+    file it depended on has the same text, or is still missing (``Reads.files``).
+    """
 
     def __init__(self, roots: list[str] | None = None,
                  read: Callable[[str], str | None] = read_file,
-                 parse: Callable[[str, str], Program | None] | None = None) -> None:
+                 parse: Callable[[str, str], Program | None] | None = None,
+                 reaching: Callable[[str, bool], set[str]] | None = None) -> None:
         self.roots = [os.path.abspath(root) for root in roots or []]
         self.read = read
         self._parse = parse
+        self._find_reaching = reaching
         self.programs: dict[str, Program | None] = {}
-        # Each file's text, as read (or as given for the files parsed elsewhere).
+        # Each file's text, as read (or as given for the files parsed elsewhere); a file
+        # that could not be read has "" here and is in ``missing``.
         self.texts: dict[str, str] = {}
-        self._files: dict[tuple[str, str], str | None] = {}
+        self.missing: set[str] = set()
+        # (folder, module) -> the file, and every name it was looked for under first.
+        self._files: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {}
         self._reaching: dict[tuple[str, bool], set[str]] = {}
         # (importer, name) -> what it resolved to, what that read, and the programs it
         # read them in (an answer holds while those are the same programs).
@@ -53,8 +64,11 @@ class Project:
         program.project = self
         self.programs[program.path] = program
         self.texts[program.path] = text
+        self.missing.discard(program.path)
 
-    def program(self, path: str) -> Program | None:
+    def program(self, path: str, reads: Reads | None = None) -> Program | None:
+        if reads is not None:
+            reads.files.add(path)
         if path not in self.programs:
             text = self.text_of(path)
             program = self._parse(path, text) if self._parse is not None else None
@@ -63,16 +77,17 @@ class Project:
             self.programs[path] = program
         return self.programs[path]
 
-    def reaching(self, path: str, strong: bool = False) -> set[str]:
+    def reaching(self, path: str, strong: bool = False,
+                 reads: Reads | None = None) -> set[str]:
         """The definitions of a file that can meet a write, a step or a backward (with
         ``strong``: that surely write a tensor, step or run a backward)."""
         key = (path, strong)
         if key not in self._reaching:
-            from gradguard.analysis.analyze import reaching
-            from gradguard.analysis.signs import CANDIDATE, STRONG
-
-            self._reaching[key] = reaching(self.text_of(path),
-                                           candidate=STRONG if strong else CANDIDATE)
+            text = self.text_of(path)
+            found = self._find_reaching(text, strong) if self._find_reaching else set()
+            self._reaching[key] = found
+        if reads is not None:
+            reads.files.add(path)
         return self._reaching[key]
 
     def forget(self, path: str, created_or_deleted: bool = False) -> None:
@@ -80,28 +95,46 @@ class Project:
         or went away may change where any import leads)."""
         self.programs.pop(path, None)
         self.texts.pop(path, None)
+        self.missing.discard(path)
         for strong in (False, True):
             self._reaching.pop((path, strong), None)
         if created_or_deleted:
             self._files.clear()
             self._resolved.clear()
 
-    def text_of(self, path: str) -> str:
-        """A file's text as the project has it (read once)."""
+    def text_of(self, path: str, reads: Reads | None = None) -> str:
+        """A file's text as the project has it (read once; "" if it cannot be read)."""
+        if reads is not None:
+            reads.files.add(path)
         if path not in self.texts:
-            self.texts[path] = self.read(path) or ""
+            text = self.read(path)
+            if text is None:
+                self.missing.add(path)
+            self.texts[path] = text or ""
         return self.texts[path]
+
+    def text_seen(self, path: str) -> str | None:
+        """The text an analysis saw of a file it depended on (None: there was none)."""
+        if path in self.missing:
+            return None
+        text = self.texts.get(path)
+        return text if text is not None else self.read(path)
 
     # -- names to files -------------------------------------------------------------------
 
-    def module_file(self, importer: str, module: str) -> str | None:
+    def module_file(self, importer: str, module: str,
+                    reads: Reads | None = None) -> str | None:
         """The file of module ``module`` (dotted, perhaps relative) imported from ``importer``."""
         key = (os.path.dirname(importer), module)
         if key not in self._files:
-            self._files[key] = self._find(importer, module)
-        return self._files[key]
+            probed: list[str] = []
+            self._files[key] = (self._find(importer, module, probed), tuple(probed))
+        found, probed_names = self._files[key]
+        if reads is not None:
+            reads.files.update(probed_names)
+        return found
 
-    def _find(self, importer: str, module: str) -> str | None:
+    def _find(self, importer: str, module: str, probed: list[str]) -> str | None:
         level = len(module) - len(module.lstrip("."))
         parts = [p for p in module[level:].split(".") if p]
         here = os.path.dirname(os.path.abspath(importer))
@@ -109,14 +142,14 @@ class Project:
             base = here
             for _ in range(level - 1):
                 base = os.path.dirname(base)
-            return self._module_in(base, parts)
-        for folder in self._search_folders(here):
-            found = self._module_in(folder, parts)
+            return self._module_in(base, parts, probed)
+        for folder in self._search_folders(here, probed):
+            found = self._module_in(folder, parts, probed)
             if found is not None:
                 return found
         return None
 
-    def _search_folders(self, here: str) -> list[str]:
+    def _search_folders(self, here: str, probed: list[str]) -> list[str]:
         """The importing file's folder, then each folder above it up to a project root
         (a script's folder is on ``sys.path``, and packages need no ``__init__.py``),
         then the project's roots."""
@@ -125,6 +158,8 @@ class Project:
         inside = any(_within(here, root) for root in self.roots)
         for _ in range(MAX_HOPS):
             parent = os.path.dirname(current)
+            if not inside:
+                probed.append(os.path.join(current, "__init__.py"))
             if parent == current or (inside and current in self.roots and current != here) or (
                     not inside and not os.path.isfile(os.path.join(current, "__init__.py"))):
                 break
@@ -132,10 +167,14 @@ class Project:
             folders.append(current)
         return folders + [root for root in self.roots if root not in folders]
 
-    def _module_in(self, folder: str, parts: list[str]) -> str | None:
+    def _module_in(self, folder: str, parts: list[str], probed: list[str]) -> str | None:
         names = [os.path.join(folder, "__init__.py")] if not parts else [
             os.path.join(folder, *parts) + ".py", os.path.join(folder, *parts, "__init__.py")]
-        return next((name for name in names if self._exists(name)), None)
+        for name in names:
+            probed.append(name)
+            if self._exists(name):
+                return name
+        return None
 
     def _exists(self, path: str) -> bool:
         """A file of the project: on disk, or known only to the editor (not yet saved)."""
@@ -162,11 +201,11 @@ class Project:
         module, _, name = qualified.rpartition(".")
         if hops > MAX_HOPS or not module.strip("."):
             return None
-        path = self.module_file(importer.path, module)
+        path = self.module_file(importer.path, module, reads)
         reads.found[(importer.path, "module", module)] = path
         if path is None:
             return None
-        program = self.program(path)
+        program = self.program(path, reads)
         if program is None:
             return None
         found: Definition | None = program.classes.get(name) or program.functions.get(name)

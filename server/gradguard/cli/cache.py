@@ -31,7 +31,7 @@ def digest(text: str) -> str:
 class Entry:
     digest: str
     # The other files the analysis read, with their digests then.
-    read: dict[str, str]
+    read: dict[str, str | None]
     # (path, hazard) of each hazard found, in whichever file it is.
     found: list[tuple[str, Hazard]] = field(default_factory=list)
     error: str | None = None

@@ -16,5 +16,5 @@ class FileResult:
     error: str | None = None
     digest: str | None = None
     # The other project files the analysis read, with the digests of their texts.
-    read: dict[str, str] = field(default_factory=dict)
+    read: dict[str, str | None] = field(default_factory=dict)
     cells: CellMap | None = None  # a notebook's

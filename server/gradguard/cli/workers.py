@@ -58,8 +58,8 @@ def check_file(job: tuple[str, Selection, tuple[str, ...]]) -> FileResult:
                        "report it")
     found = [(where, hazard) for where, hazards in analysis.found.items()
              for hazard in hazards]
-    read_texts = {other: digest(project.texts[other]) for other in analysis.read
-                  if other in project.texts}
+    read_texts = {other: None if (seen := project.text_seen(other)) is None
+                  else digest(seen) for other in analysis.read}
     return FileResult(path, found, None, digest(source.text), read_texts, cells)
 
 

@@ -1,0 +1,165 @@
+"""The engine at ecosystem scale (issue 26): speed, memory and the slowest files on large
+trees of PyTorch code, beside ``ruff check --select ALL --no-cache`` in the same run.
+
+    .venv/bin/python bench/engine_scale.py [--only transformers,diffusers] [--skip-one-process]
+
+Trees (pinned; downloaded by bench/real_trees.py into its cache, no source committed):
+transformers 5.25.0 ``models/`` (the tree the issue was measured on), and two trees
+chosen for it that no earlier work was measured or tuned on: diffusers 0.42.1 and
+MONAI 1.6.1.
+
+Figures per tree (issue 26's targets in brackets):
+
+1. ``gradguard check --no-cache --format json`` on all cores: wall time, lines per
+   second [>= 50,000], the time against ruff's on the same tree [<= 2x], and the peak
+   resident memory of the largest process (wait4's ``ru_maxrss`` covers the workers it
+   reaped) [<= 400 MB]; the number of findings (and, for transformers, whether they are
+   the 6 known ones).
+2. One process over the whole tree, file after file as a worker checks them (one
+   project, one summary cache): RSS after each quarter [the last within 20% of the
+   first], the slowest files [none over 1.0 s] and whether a file's time depends on
+   where it falls in the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from check_throughput import count_lines, python_files, timed  # noqa: E402
+from real_trees import compile_gradguard, ensure_real_trees  # noqa: E402
+
+TREES = {
+    "transformers": ("transformers==5.25.0", "models"),
+    "diffusers": ("diffusers==0.42.1", ""),
+    "monai": ("monai==1.6.1", ""),
+}
+# The reports on transformers' models/ every change must keep (issue 16's held-out run).
+KNOWN_TRANSFORMERS = {
+    ("bamba/modeling_bamba.py", "GG001"), ("doge/modeling_doge.py", "GG001"),
+    ("doge/modular_doge.py", "GG001"), ("falcon_h1/modeling_falcon_h1.py", "GG001"),
+    ("mamba2/modeling_mamba2.py", "GG001"), ("zamba2/modeling_zamba2.py", "GG001"),
+}
+MAX_FILE_SECONDS = 1.0
+
+
+def tree_path(name: str) -> Path:
+    requirement, sub = TREES[name]
+    root = ensure_real_trees(packages={name: requirement})[name]
+    return root / sub if sub else root
+
+
+def ruff_command() -> list[str]:
+    here = Path(sys.executable).parent / "ruff"
+    return [str(here) if here.is_file() else "ruff"]
+
+
+def whole_tree(name: str, tree: Path, lines: int) -> None:
+    ruff_s, _, ruff_mb = timed([*ruff_command(), "check", "--select", "ALL", "--no-cache",
+                                "--quiet", "--exit-zero", str(tree)], (0,))
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "gradguard", "check", "--no-cache",
+                             "--format", "json", str(tree)], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, cwd=tree)
+    out = proc.stdout.read() if proc.stdout else b""
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) not in (0, 1, 3):
+        raise SystemExit(f"gradguard check on {name} exited {status}")
+    found = json.loads(out or b"[]")
+    rss = usage.ru_maxrss / 1024
+    print(f"{name}: {len(python_files(tree))} files, {lines:,} lines")
+    print(f"  gradguard check --no-cache: {seconds:.1f} s, {lines / seconds:,.0f} lines/s "
+          f"[>= 50,000], largest process peak RSS {rss:.0f} MB [<= 400]")
+    print(f"  ruff check --select ALL --no-cache: {ruff_s:.1f} s, {ruff_mb:.0f} MB; "
+          f"gradguard / ruff = {seconds / ruff_s:.2f}x [<= 2x]")
+    reports = [f for f in found if f["code"] not in ("GG900", "GG901")]
+    print(f"  reports: {len(reports)} (GG900 not analysed: "
+          f"{sum(f['code'] == 'GG900' for f in found)})")
+    for f in reports:
+        print(f"    {Path(f['path']).relative_to(tree)}:{f['line']} {f['code']}")
+    if name == "transformers":
+        seen = {(str(Path(f["path"]).relative_to(tree)), f["code"]) for f in reports}
+        print(f"  the 6 known reports: {'same' if seen == KNOWN_TRANSFORMERS else 'DIFFERENT'}")
+
+
+def one_process(tree: Path) -> None:
+    """Run in a child: check every file of ``tree`` in order in this process."""
+    from gradguard.cli.workers import check_file
+    from gradguard.config import Selection
+
+    files = sorted(str(p) for p in python_files(tree))
+    roots = (str(tree),)
+    quarter = max(1, len(files) // 4)
+    times: list[tuple[float, int, str]] = []
+    rss: list[float] = []
+    for index, path in enumerate(files, 1):
+        start = time.perf_counter()
+        check_file((path, Selection(), roots))
+        times.append((time.perf_counter() - start, index, path))
+        if index % quarter == 0 or index == len(files):
+            rss.append(_rss_mb())
+    print(json.dumps({"times": times, "rss": rss}))
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def in_one_process(name: str, tree: Path) -> None:
+    proc = subprocess.run([sys.executable, __file__, "--one-process", str(tree)],
+                          capture_output=True, text=True, cwd=tree)
+    if proc.returncode:
+        raise SystemExit(f"one-process run on {name} failed:\n{proc.stderr[-3000:]}")
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    times = data["times"]
+    rss = data["rss"]
+    total = sum(t for t, _, _ in times)
+    print(f"  one process, {len(times)} files in order: {total:.1f} s; RSS after each "
+          f"quarter: {', '.join(f'{r:.0f}' for r in rss)} MB; last / first quarter = "
+          f"{rss[-1] / rss[0]:.2f} [<= 1.20]")
+    slow = sorted(times, reverse=True)
+    over = [t for t in slow if t[0] > MAX_FILE_SECONDS]
+    print(f"  files over {MAX_FILE_SECONDS} s: {len(over)} [0]; slowest:")
+    for seconds, index, path in slow[:8]:
+        print(f"    {seconds:6.2f} s  #{index:<5} {Path(path).relative_to(tree)}")
+    half = len(times) // 2
+    first = sum(t for t, _, _ in times[:half]) / max(1, half)
+    second = sum(t for t, _, _ in times[half:]) / max(1, len(times) - half)
+    print(f"  mean time a file, first half / second half of the run: {first * 1000:.0f} / "
+          f"{second * 1000:.0f} ms")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", default=",".join(TREES))
+    parser.add_argument("--skip-one-process", action="store_true")
+    parser.add_argument("--one-process", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.one_process:
+        one_process(Path(args.one_process))
+        return 0
+    compile_gradguard()
+    for name in args.only.split(","):
+        tree = tree_path(name)
+        lines = sum(count_lines(p) for p in python_files(tree))
+        whole_tree(name, tree, lines)
+        if not args.skip_one_process:
+            in_one_process(name, tree)
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
