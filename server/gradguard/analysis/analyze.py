@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -220,7 +222,7 @@ def analyze_file(path: str, source: str, project: Project,
     program = project.programs.get(path)
     if program is None or project.texts.get(path) != source:
         program = program_of(path, source)  # raises SourceError for the file itself
-        project.add(program, source)
+    project.add(program, source)  # kept while it is analysed, whatever the budget
     # What the pre-filter looks at in other files decides what runs: recorded too.
     looked = Reads()
     wanted = reaching(source, lambda name: _imported_candidate(program, project, name,
@@ -229,7 +231,10 @@ def analyze_file(path: str, source: str, project: Project,
                           _imports_torch_code(program, project, uncertain, looked)):
         return FileAnalysis({}, looked.paths() - {path})
     cache = cache or SummaryCache()
-    results = [run_root(project.programs, root, cache) for root in roots(program, wanted)]
+    results = []
+    for root in roots(program, wanted):
+        results.append(run_root(project.programs, root, cache))
+        _trim(project, cache)
     read = (looked.paths() | frozenset(p for result in results
                                        for p in result.reads.paths())) - {path}
     findings = merge(results)
@@ -238,11 +243,31 @@ def analyze_file(path: str, source: str, project: Project,
         by_path.setdefault(finding.piece.path, []).append(finding)
     found = {}
     for where, located in by_path.items():
-        lines = source_lines(project.texts.get(where, ""))
+        lines = source_lines(project.text_of(where))
         hazards = to_hazards(located, where, lines, selection)
         if hazards:
             found[where] = hazards
     return FileAnalysis(found, read)
+
+
+# The objects an analysis may keep between runs (Python's count of allocated small
+# objects, about 80 bytes each): past it, the summaries and then the parsed files used
+# least recently are dropped, and computed again if needed. A run over a whole tree
+# then holds a bounded working set, however many files it checks.
+MEMORY_BLOCKS = 3_000_000
+
+
+def _trim(project: Project, cache: SummaryCache) -> None:
+    if sys.getallocatedblocks() <= MEMORY_BLOCKS:
+        return
+    cache.trim(0.5)  # freed at once: a summary's cycles are broken when it is dropped
+    if sys.getallocatedblocks() > MEMORY_BLOCKS * 3 // 4:
+        for path in project.trim(0.5):
+            cache.forget_file(path)
+    if sys.getallocatedblocks() > MEMORY_BLOCKS * 3 // 4:
+        # The cyclic collector runs seldom during an analysis (``runtime``): what is
+        # left may be garbage it has not reached yet.
+        gc.collect()
 
 
 def analysis_in_project(path: str, roots: list[str],
@@ -269,8 +294,10 @@ def analyze_in_run(path: str, source: str, project: Project, selection: Selectio
     try:
         return analyze_file(path, source, project, selection, cache)
     finally:
-        if not imported:
-            project.programs.pop(path, None)
+        if imported:
+            project.unpin(path)
+        else:
+            project.discard(path)
             cache.forget_file(path)
 
 

@@ -10,13 +10,23 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from gradguard.analysis.names import CONVENTIONAL_ALIASES, dotted_name, imported_names, qualify
 from gradguard.analysis.syntax import Piece
 
-if TYPE_CHECKING:
-    from gradguard.analysis.project import Project
+
+class Project(Protocol):
+    """What a program asks of the project it belongs to (``analysis.project.Project``;
+    named here by its shape, so that the two modules do not import each other)."""
+
+    def resolve(self, importer: Program, qualified: str,
+                reads: Reads | None = None) -> Definition | None: ...
+
+    def module_file(self, importer: str, module: str,
+                    reads: Reads | None = None) -> str | None: ...
+
+    def program(self, path: str, reads: Reads | None = None) -> Program | None: ...
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 

@@ -17,6 +17,9 @@ from pathlib import Path
 
 from gradguard.analysis.program import ClassInfo, Definition, FunctionInfo, Program, Reads
 
+# Packages whose names are left to the facts tables even when their source is in reach
+# (a project checked inside site-packages sits beside torch's own files).
+FACTS_PACKAGES = frozenset({"torch"})
 # How deep re-exports are followed (``__init__.py`` importing from a submodule...).
 MAX_HOPS = 8
 
@@ -58,13 +61,25 @@ class Project:
         self._resolved: dict[tuple[str, str],
                              tuple[Definition | None, Reads,
                                    tuple[tuple[str, Program | None], ...]]] = {}
+        # The files parsed on demand, in the order they were last used (those given
+        # with ``add`` are the caller's to keep or drop).
+        self._parsed: dict[str, None] = {}
+        self._resolved_by_path: dict[str, set[tuple[str, str]]] = {}
 
     def add(self, program: Program, text: str) -> None:
         """A file parsed elsewhere (the one being analysed, an open document)."""
         program.project = self
+        if program.path in self._parsed:
+            self._unparse(program.path)
         self.programs[program.path] = program
         self.texts[program.path] = text
         self.missing.discard(program.path)
+
+    def unpin(self, path: str) -> None:
+        """A file given with ``add`` becomes the project's to keep or drop, as if it had
+        been parsed on demand."""
+        if path in self.programs and path not in self._parsed:
+            self._parsed[path] = None
 
     def program(self, path: str, reads: Reads | None = None) -> Program | None:
         if reads is not None:
@@ -75,7 +90,37 @@ class Project:
             if program is not None:
                 program.project = self
             self.programs[path] = program
+            self._parsed[path] = None
+        elif path in self._parsed:
+            self._used(path)
         return self.programs[path]
+
+    def _used(self, path: str) -> None:
+        del self._parsed[path]
+        self._parsed[path] = None
+
+    def trim(self, fraction: float) -> list[str]:
+        """Drop that fraction of the files parsed on demand, those used least recently
+        first (read and parsed again when asked for); returns their paths. Called between
+        analyses: none of their programs is in use then."""
+        dropped = list(self._parsed)[:int(len(self._parsed) * fraction)]
+        for path in dropped:
+            self._unparse(path)
+        return dropped
+
+    def discard(self, path: str) -> None:
+        """Forget a file given with ``add`` (it was analysed and nothing imports it)."""
+        self._parsed[path] = None
+        self._unparse(path)
+
+    def _unparse(self, path: str) -> None:
+        del self._parsed[path]
+        self.programs.pop(path, None)
+        self.texts.pop(path, None)
+        for strong in (False, True):
+            self._reaching.pop((path, strong), None)
+        for key in self._resolved_by_path.pop(path, ()):
+            self._resolved.pop(key, None)
 
     def reaching(self, path: str, strong: bool = False,
                  reads: Reads | None = None) -> set[str]:
@@ -93,6 +138,8 @@ class Project:
     def forget(self, path: str, created_or_deleted: bool = False) -> None:
         """A file changed: read and parse it again when next asked (a file that appeared
         or went away may change where any import leads)."""
+        if path in self._parsed:
+            self._unparse(path)
         self.programs.pop(path, None)
         self.texts.pop(path, None)
         self.missing.discard(path)
@@ -101,6 +148,7 @@ class Project:
         if created_or_deleted:
             self._files.clear()
             self._resolved.clear()
+            self._resolved_by_path.clear()
 
     def text_of(self, path: str, reads: Reads | None = None) -> str:
         """A file's text as the project has it (read once; "" if it cannot be read)."""
@@ -125,6 +173,8 @@ class Project:
     def module_file(self, importer: str, module: str,
                     reads: Reads | None = None) -> str | None:
         """The file of module ``module`` (dotted, perhaps relative) imported from ``importer``."""
+        if module.partition(".")[0] in FACTS_PACKAGES:
+            return None  # what torch's functions do is in the facts, whatever is on disk
         key = (os.path.dirname(importer), module)
         if key not in self._files:
             probed: list[str] = []
@@ -192,6 +242,12 @@ class Project:
             programs = {key[0] for key in looked.found} - {importer.path}
             known = self._resolved[key] = (found, looked, tuple((p, self.programs.get(p))
                                                                 for p in programs))
+            for path in programs | {importer.path}:
+                self._resolved_by_path.setdefault(path, set()).add(key)
+        else:
+            for path, _ in known[2]:
+                if path in self._parsed:
+                    self._used(path)
         if reads is not None:
             reads.update(known[1])
         return known[0]

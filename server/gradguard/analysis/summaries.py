@@ -97,19 +97,34 @@ Guard = tuple[tuple[int, object], ...]
 
 
 def context_of(inputs: Sequence[Value | None]) -> Context:
-    index: dict[int, int] = {}
-    objects: list[Obj] = []
-    keys: list[object] = []
+    shapes = _Shapes()
+    roots = tuple(None if v is None else shapes.value(v) for v in inputs)
+    return Context((roots, tuple(shapes.keys)), shapes.objects, roots)
 
-    def storage(s: Storage) -> int:
-        found = index.get(id(s))
+
+class _Shapes:
+    """The objects reachable from a call's inputs, each numbered once, with its shape.
+
+    (A class rather than nested functions: a nested function that calls itself is a
+    reference cycle, and each call would leave its whole walk to the cyclic collector.)
+    """
+
+    def __init__(self) -> None:
+        self.index: dict[int, int] = {}
+        self.objects: list[Obj] = []
+        self.keys: list[object] = []
+
+    def storage(self, s: Storage) -> int:
+        found = self.index.get(id(s))
         if found is None:
-            found = index[id(s)] = len(objects)
-            objects.append(s)
-            keys.append((s.leaf, s.param, s.grad_off))
+            found = self.index[id(s)] = len(self.objects)
+            self.objects.append(s)
+            self.keys.append((s.leaf, s.param, s.grad_off))
         return found
 
-    def value(v: Value) -> int:
+    def value(self, v: Value) -> int:
+        index, objects, keys, value, storage = \
+            self.index, self.objects, self.keys, self.value, self.storage
         found = index.get(id(v))
         if found is not None:
             return found
@@ -144,9 +159,6 @@ def context_of(inputs: Sequence[Value | None]) -> Context:
             None if v.element is None else value(v.element),
         )
         return at
-
-    roots = tuple(None if v is None else value(v) for v in inputs)
-    return Context((roots, tuple(keys)), objects, roots)
 
 
 def _placeholders(context: Context, autograd: Autograd) -> list[Obj]:

@@ -7,6 +7,7 @@ import ast
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from gradguard.analysis.autograd import Autograd
 from gradguard.analysis.fix_plans import Place, Plan
@@ -80,16 +81,19 @@ AttrJournal = list[tuple[dict[str, Value], str, Value | None]]
 
 class SummaryCache:
     """Summaries by function and context, shared by every root of an analysis (and, in
-    an editor, kept from one edit to the next while they hold)."""
+    an editor, kept from one edit to the next while they hold); ``trim`` drops those
+    used least recently."""
 
     def __init__(self, indexed: bool = False) -> None:
         # Whether entries are indexed by what they looked up, for an editor to drop those
         # an edit invalidates (a run over files that do not change needs no index).
         self.indexed = indexed
-        # By function and context key, then by the values of the constants it looked at.
+        # By function and context key, then by the values of the constants it looked at;
+        # in the order they were last used (a dict keeps the order of insertion).
         self.entries: dict[tuple[object, ...], Summary] = {}
         self.variants: dict[tuple[object, ...], list[Guard]] = {}
         self.computed = 0
+        self.dropped = 0
         # Which entries looked up each name, and which were computed from each piece.
         self._by_name: dict[tuple[str, str], set[tuple[object, ...]]] = {}
         self._by_piece: dict[int, set[tuple[object, ...]]] = {}
@@ -98,12 +102,18 @@ class SummaryCache:
     def find(self, key: tuple[object, ...], context: Context) -> Summary | None:
         for guard in self.variants.get(key, []):
             if context.matches(guard):
-                return self.entries[(key, guard)]
+                entry = (key, guard)
+                summary = self.entries.pop(entry)
+                self.entries[entry] = summary  # the most recently used now
+                return summary
         return None
 
     def add(self, context_key: tuple[object, ...], summary: Summary) -> None:
         key = (context_key, summary.guard)
         if key not in self.entries:
+            self.variants.setdefault(context_key, []).append(summary.guard)
+        else:
+            self._drop({key})
             self.variants.setdefault(context_key, []).append(summary.guard)
         self.entries[key] = summary
         self._by_path.setdefault(summary.function.path, set()).add(key)
@@ -111,6 +121,14 @@ class SummaryCache:
             for name in summary.names:
                 self._by_name.setdefault(name, set()).add(key)
             self._by_piece.setdefault(id(summary.function.piece), set()).add(key)
+
+    def trim(self, fraction: float) -> None:
+        """Drop that fraction of the summaries, those used least recently first (each is
+        computed again if a call needs it). Called between runs: none is in use then."""
+        count = int(len(self.entries) * fraction)
+        stale = set(list(self.entries)[:count])
+        self.dropped += len(stale)
+        self._drop(stale)
 
     def forget_file(self, path: str) -> None:
         """Drop the summaries of one file's functions (it is no longer analysed)."""
@@ -142,16 +160,27 @@ class SummaryCache:
             guards = self.variants.get(context_key)  # type: ignore[call-overload]
             if guards is not None and guard in guards:
                 guards.remove(guard)
+                if not guards:  # its key is the shape of a whole context: large
+                    del self.variants[context_key]  # type: ignore[arg-type]
             for name in summary.names if self.indexed else ():
                 keys = self._by_name.get(name)
                 if keys is not None:
                     keys.discard(key)
                     if not keys:
                         del self._by_name[name]
-            self._by_piece.get(id(summary.function.piece), set()).discard(key)
-            self._by_path.get(summary.function.path, set()).discard(key)
+            _discard(self._by_piece, id(summary.function.piece), key)
+            _discard(self._by_path, summary.function.path, key)
             for storage in summary.storages:  # break their cycles: freed at once
                 storage.saves, storage.pending = [], []
+
+
+def _discard(index: dict[Any, set[tuple[object, ...]]], at: object,
+             key: tuple[object, ...]) -> None:
+    keys = index.get(at)
+    if keys is not None:
+        keys.discard(key)
+        if not keys:
+            del index[at]
 
 
 @dataclass
