@@ -181,7 +181,9 @@ async def test_clients_without_the_right_token_get_one_error_and_the_server_serv
         assert len(answers) == 1, attempt
         assert "error" in answers[0] and "result" not in answers[0], attempt
         assert answers[0]["id"] == messages[0].get("id"), attempt
+    posted = frame(initialize(workspace, {"token": TOKEN}))  # as a web page would post it
     for garbage in [b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                    b"POST / HTTP/1.1\r\n" + posted,
                     b"Content-Length: 9\r\n\r\nnot json!",
                     b"Content-Length: 999999999999\r\n\r\n"]:
         (answer,) = await stranger(server.port, raw=garbage)
@@ -192,7 +194,7 @@ async def test_clients_without_the_right_token_get_one_error_and_the_server_serv
     assert session.server_capabilities.execute_command_provider is not None
     await leave(client)
     assert server.exit_status() == 0
-    assert server.stderr().count("refused a connection") == len(attempts) + 3
+    assert server.stderr().count("refused a connection") == len(attempts) + 4
     assert TOKEN not in server.stderr()
 
 
@@ -249,6 +251,16 @@ def test_listening_beyond_loopback_needs_allow_remote(tmp_path: Path) -> None:
     assert "0.0.0.0 is not a loopback address" in server.stderr()
     assert "--allow-remote" in server.stderr()
     assert "listening" not in server.stderr()
+
+
+def test_a_port_alone_listens_on_127_0_0_1_and_a_bad_address_is_said_to_be_one(
+        tmp_path: Path) -> None:
+    alone = TcpServer(tmp_path, address="0").listening()  # found "listening on 127.0.0.1:"
+    alone.stop()
+    bad = TcpServer(tmp_path, address="127.0.0.1:http")
+
+    assert bad.exit_status() == 2
+    assert "--tcp takes HOST:PORT or PORT, got '127.0.0.1:http'" in bad.stderr()
 
 
 @pytest.mark.asyncio

@@ -86,8 +86,13 @@ async def read_message(reader: asyncio.StreamReader) -> Any:
             raise BadFrame("the connection closed before a whole message")
         if not line.strip():
             break
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length" and value.strip().isdigit():
+        name, colon, value = line.partition(b":")
+        name = name.strip().lower()
+        # Only LSP's own headers: an HTTP request (a web page posting to localhost)
+        # is no message, whatever its body says.
+        if not colon or name not in (b"content-length", b"content-type"):
+            raise BadFrame(f"not an LSP header: {line[:80]!r}")
+        if name == b"content-length" and value.strip().isdigit():
             length = int(value.strip())
     else:
         raise BadFrame("too many header lines")
