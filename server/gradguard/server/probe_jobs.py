@@ -71,9 +71,9 @@ def _read(path: str) -> str | None:
 def within(path: str, folders: list[str]) -> bool:
     """Whether ``path`` is inside one of ``folders``, once symlinks are resolved (a link
     in the workspace to a file elsewhere is elsewhere)."""
-    real = os.path.realpath(path)
+    real = os.path.normcase(os.path.realpath(path))
     for folder in folders:
-        root = os.path.realpath(folder)
+        root = os.path.normcase(os.path.realpath(folder))
         if os.path.commonpath([real, root]) == root:
             return True
     return False
