@@ -27,6 +27,8 @@ SERVER_NOT_INITIALIZED = -32002
 REQUEST_FAILED = -32803
 # A token short enough to guess is no secret; generated ones are 43 characters.
 MIN_LENGTH = 16
+# A token file is read up to this many characters: a token, not whatever the path holds.
+MAX_FILE_CHARS = 4096
 
 
 class TokenError(ValueError):
@@ -53,7 +55,7 @@ def server_token(environment: Mapping[str, str], token_file: str | None) -> Toke
         raise TokenError(f"both {ENVIRONMENT_VARIABLE} and --token-file are given; "
                          "give one of them")
     if from_environment is not None:
-        return Token(_checked(from_environment, f"{ENVIRONMENT_VARIABLE}"))
+        return Token(_checked(from_environment, ENVIRONMENT_VARIABLE))
     if token_file is not None:
         if os.path.lexists(token_file):
             return Token(read_token_file(token_file), path=token_file)
@@ -80,7 +82,7 @@ def read_token_file(path: str) -> str:
                          f"`chmod 600 {path}`")
     try:
         with open(path, encoding="utf-8") as file:
-            text = file.read()
+            text = file.read(MAX_FILE_CHARS)
     except (OSError, UnicodeDecodeError) as error:
         raise TokenError(f"cannot read the token file {path}: {error}") from None
     return _checked(text.strip(), f"the token in {path}")
