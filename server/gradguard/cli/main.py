@@ -51,7 +51,17 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(probe)
     serve = commands.add_parser("serve", help="run the language server (stdio by default)")
     serve.add_argument("--tcp", metavar="HOST:PORT", default=None,
-                       help="listen on a TCP socket instead of stdio")
+                       help="listen on a TCP socket instead of stdio (HOST must be a "
+                       "loopback address; PORT alone listens on 127.0.0.1); clients "
+                       "must present a token, see --token-file")
+    serve.add_argument("--token-file", metavar="PATH", default=None,
+                       help="with --tcp: the token clients must present, read from PATH "
+                       "(which only you may read), or written there if PATH does not "
+                       "exist; default: $GRADGUARD_TOKEN, else a new token in a new "
+                       "private file whose path is printed")
+    serve.add_argument("--allow-remote", action="store_true",
+                       help="with --tcp: allow listening on an address other machines "
+                       "can reach")
     return parser
 
 
@@ -74,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         from gradguard.server.main import serve
 
-        return serve(args.tcp)
+        if args.tcp is None and (args.token_file is not None or args.allow_remote):
+            parser.error("--token-file and --allow-remote go with --tcp")
+        return serve(args.tcp, args.token_file, args.allow_remote)
     parser.error(f"unknown command {args.command}")
     return 2

@@ -112,6 +112,9 @@ class GradGuardServer(LanguageServer):
     def folder_of(self, path: str) -> str | None:
         return self.resolver.folder_of(path)
 
+    def workspace_folders(self) -> list[str]:
+        return list(self.resolver.folders)
+
     def on_cancel(self, msg_id: int | str, listener: Callable[[], None] | None) -> None:
         """Call ``listener`` when the client cancels request ``msg_id`` (None: stop)."""
         if listener is None:

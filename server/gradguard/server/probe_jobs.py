@@ -9,7 +9,10 @@ into (see ``probe_marks``). The command answers with a summary:
 
 - Trust: the probe executes the workspace's code, so it runs only once the client has
   said the workspace is trusted (``initializationOptions.trusted``, then the
-  ``gradguard/trustChanged`` notification). Otherwise it refuses and says why.
+  ``gradguard/trustChanged`` notification). Otherwise it refuses and says why. (Over
+  TCP only a client that presented the token gets to say anything: see ``tcp``.)
+- Only the workspace: trust covers the workspace folders the client declared, so a
+  file outside them (its path with symlinks resolved) is refused, whatever the client.
 - Progress: reported on the request's ``workDoneToken`` if the client sent one, else on
   a token the server creates if the client can show work-done progress.
 - Cancel: ``$/cancelRequest`` for the command, or the progress' cancel button, kills the
@@ -51,6 +54,8 @@ UNTRUSTED = ("GradGuard: the autograd probe runs this workspace's code, and the 
              "not said the workspace is trusted, so it did not run. Trust the workspace "
              "(or, in an editor without workspace trust, start the server with "
              "initializationOptions {\"trusted\": true}).")
+NO_FOLDERS = ("GradGuard: the autograd probe runs only files inside the workspace folders "
+              "the editor declared, and it declared none (no workspaceFolders, no rootUri)")
 # How long to wait for the client to accept a progress token the server made.
 CREATE_PROGRESS_SECONDS = 10.0
 
@@ -61,6 +66,17 @@ def _read(path: str) -> str | None:
             return file.read()
     except (OSError, UnicodeDecodeError):
         return None
+
+
+def within(path: str, folders: list[str]) -> bool:
+    """Whether ``path`` is inside one of ``folders``, once symlinks are resolved (a link
+    in the workspace to a file elsewhere is elsewhere)."""
+    real = os.path.normcase(os.path.realpath(path))
+    for folder in folders:
+        root = os.path.normcase(os.path.realpath(folder))
+        if os.path.commonpath([real, root]) == root:
+            return True
+    return False
 
 
 def summary(results: list[ProbeResult]) -> str:
@@ -96,6 +112,8 @@ class ProbeHost(Protocol):
     def settings_for(self, path: str | None) -> Settings: ...
 
     def folder_of(self, path: str) -> str | None: ...
+
+    def workspace_folders(self) -> list[str]: ...
 
     def on_cancel(self, msg_id: int | str, listener: Callable[[], None] | None) -> None: ...
 
@@ -195,6 +213,14 @@ class ProbeJobs:
         if path is None or not path.endswith(".py"):
             return self._refuse(uri, f"GradGuard: the probe runs Python files on disk; "
                                      f"{uri} is not one", announce)
+        folders = self.server.workspace_folders()
+        if not folders:
+            return self._refuse(uri, NO_FOLDERS, announce)
+        if not within(path, folders):
+            return self._refuse(uri, f"GradGuard: the autograd probe runs only files inside "
+                                     f"the workspace folders the editor declared "
+                                     f"({', '.join(folders)}); {path} is outside them",
+                                announce)
         text = _read(path)
         if text is None:
             return self._refuse(uri, f"GradGuard: cannot read {path} as UTF-8 text; the "

@@ -44,8 +44,10 @@ from gradguard.rules import Severity
 DEFAULT_DEBOUNCE_MS = 75
 # Keys of the same settings object that other parts read (the VS Code client's workspace
 # trust, which the server takes from initializationOptions and gradguard/trustChanged
-# only): accepted here without a word.
-OTHER_PARTS_KEYS = frozenset({"trusted"})
+# only; the TCP token, which the transport takes out before the server sees it, and
+# which a client that also passes it over stdio need not be told about): accepted here
+# without a word.
+OTHER_PARTS_KEYS = frozenset({"trusted", "token"})
 # Keys of the ``probe`` table that ``gradguard.probe.config`` reads from pyproject.toml.
 PROBE_CONFIG_KEYS = frozenset({"entries", "memory_mb", "device"})
 
