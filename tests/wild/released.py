@@ -1,4 +1,8 @@
-"""Helpers for reproducing a hazard in a released package's own code.
+"""Helpers for reproducing a hazard in a released package's own code: no download, ever.
+
+Every model is built from a config object with tiny sizes on CPU. Importing this module
+switches the hub off (each test module imports it before transformers), so a code path
+that would fetch weights or kernels fails instead of downloading.
 
 ``fixed`` applies a report's fix to the released source of one function, as a patch
 would: the function's text is read from the installed module, the line the report
@@ -10,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -19,6 +24,10 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 
 SAVED_TENSOR_MODIFIED = "modified by an inplace operation"
 
