@@ -2,7 +2,7 @@
 
     .venv/bin/python tools/generate_facts.py [--out DIR]
 
-writes two files (by default into server/gradguard/facts/data/):
+writes three files (by default into server/gradguard/facts/data/):
 
 aten_ops.json
     For every op of native_functions.yaml: which arguments its backward formula keeps as
@@ -11,6 +11,12 @@ aten_ops.json
     code that turns derivatives.yaml into torch's autograd kernels, so the metadata uses it
     strips (``self.sym_sizes()``, ``self.options()``, ``self.scalar_type()``...) and the
     formula an in-place or out= overload inherits from its base op are exactly torch's.
+derivatives.json
+    The backward formulas those ops use, as derivatives.yaml words them: for each entry
+    (by the name aten_ops.json gives as its ``formula``), its schema and, for each group
+    of arguments whose gradient one formula computes, the formula's text and the tensors
+    it needs (inputs by argument name, outputs as ``result``, ``result1`` or their return
+    names). Read by the editor's hover, never by the analysis.
 spellings.json
     For every Python spelling in tools/spelling_specs.py: what it does, measured by calling
     it under a TorchDispatchMode (the aten ops it dispatches) on tensors that require grad,
@@ -68,6 +74,66 @@ def _is_tensor_type(ctype: Any) -> bool:
     return getattr(getattr(ctype, "type", None), "name", None) in ("Tensor", "TensorList")
 
 
+def _differentiability_infos() -> tuple[Any, list[Any]]:
+    """torchgen's reading of native_functions.yaml, and each function with its formulas."""
+    from torchgen.api.autograd import match_differentiability_info
+    from torchgen.gen import parse_native_yaml
+    from torchgen.packaged.autograd.load_derivatives import load_derivatives
+
+    packaged = Path(torchgen.__file__).parent / "packaged"
+    native_yaml = str(packaged / "ATen" / "native" / "native_functions.yaml")
+    tags_yaml = str(packaged / "ATen" / "native" / "tags.yaml")
+    derivatives_yaml = str(packaged / "autograd" / "derivatives.yaml")
+
+    infos, _ = load_derivatives(derivatives_yaml, native_yaml, tags_yaml)
+    parsed = parse_native_yaml(native_yaml, tags_yaml)
+    # A copy: matching adds foreach entries to load_derivatives' process-wide cache.
+    return parsed, match_differentiability_info(parsed.native_functions, dict(infos))
+
+
+def _tensor_names(saved: Iterable[Any]) -> set[str]:
+    return {str(s.nctype.name) for s in saved if _is_tensor_type(s.nctype.type)}
+
+
+def _written_entries() -> set[str]:
+    """The names of the entries derivatives.yaml itself writes (``mul.Tensor``)."""
+    import yaml
+
+    path = Path(torchgen.__file__).parent / "packaged" / "autograd" / "derivatives.yaml"
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is faster, if built
+    entries = yaml.load(path.read_text("utf-8"), Loader=loader)
+    return {str(entry["name"]).split("(", 1)[0] for entry in entries}
+
+
+def derivatives(formula_names: Collection[str]) -> dict[str, Any]:
+    """The derivatives.yaml entries named in ``formula_names``, as the yaml words them.
+
+    Each backward line keeps its yaml key (the arguments it computes the gradient of),
+    its formula before torchgen rewrites it (``original_formula``, the yaml's text) and
+    the tensors that formula reads, which are what autograd saves for it. Entries torchgen
+    derives from others (``*_copy`` from their view, ``_foreach_*`` from the op each item
+    runs, with its text rewritten) are left out: they are not words of the yaml.
+    """
+    _, matched = _differentiability_infos()
+    written = _written_entries()
+    entries: dict[str, Any] = {}
+    for item in matched:
+        info = (item.info or {}).get("Default")
+        if info is None or not info.has_derivatives:
+            continue
+        name = str(info.func.func.name)
+        if name not in formula_names or name not in written or name in entries:
+            continue
+        order = {a.name: i for i, a in enumerate(info.func.func.schema_order_arguments())}
+        lines = sorted(
+            ([", ".join(d.var_names), d.original_formula,
+              sorted(_tensor_names(d.saved_inputs) | _tensor_names(d.saved_outputs))]
+             for d in info.derivatives),
+            key=lambda line: order.get(line[0].split(", ")[0], len(order)))
+        entries[name] = {"schema": str(info.func.func), "backward": lines}
+    return {"torch_version": torch_version(), "formulas": dict(sorted(entries.items()))}
+
+
 def aten_ops() -> dict[str, Any]:
     """The op table, for dense CPU/CUDA tensors.
 
@@ -80,22 +146,12 @@ def aten_ops() -> dict[str, Any]:
     ``saved_returns`` (when it keeps returns other than, or besides, the first).
     """
     from torchgen.api import cpp
-    from torchgen.api.autograd import match_differentiability_info
-    from torchgen.gen import parse_native_yaml
     from torchgen.model import DispatchKey, SchemaKind
-    from torchgen.packaged.autograd.load_derivatives import load_derivatives
 
-    packaged = Path(torchgen.__file__).parent / "packaged"
-    native_yaml = str(packaged / "ATen" / "native" / "native_functions.yaml")
-    tags_yaml = str(packaged / "ATen" / "native" / "tags.yaml")
-    derivatives_yaml = str(packaged / "autograd" / "derivatives.yaml")
-
-    infos, _ = load_derivatives(derivatives_yaml, native_yaml, tags_yaml)
-    parsed = parse_native_yaml(native_yaml, tags_yaml)
+    parsed, infos = _differentiability_infos()
     dense = [parsed.backend_indices[DispatchKey.CPU], parsed.backend_indices[DispatchKey.CUDA]]
     ops: dict[str, Any] = {}
-    # A copy: matching adds foreach entries to load_derivatives' process-wide cache.
-    for matched in match_differentiability_info(parsed.native_functions, dict(infos)):
+    for matched in infos:
         f = matched.func
         schema = f.func
         arguments = list(schema.schema_order_arguments())
@@ -493,10 +549,20 @@ def _dump_aten(doc: dict[str, Any]) -> str:
             + ",\n".join(lines) + "\n }\n}\n")
 
 
+def _dump_formulas(doc: dict[str, Any]) -> str:
+    lines = [f'  {json.dumps(name)}: {json.dumps(entry, separators=(", ", ": "))}'
+             for name, entry in doc["formulas"].items()]
+    return ('{"torch_version": ' + json.dumps(doc["torch_version"]) + ',\n "formulas": {\n'
+            + ",\n".join(lines) + "\n }\n}\n")
+
+
 def render() -> dict[str, str]:
     """File name -> file text, exactly as written to the data directory."""
+    ops = aten_ops()
+    used = {op["formula"] for op in ops["ops"].values() if "formula" in op}
     return {
-        "aten_ops.json": _dump_aten(aten_ops()),
+        "aten_ops.json": _dump_aten(ops),
+        "derivatives.json": _dump_formulas(derivatives(used)),
         "spellings.json": json.dumps(spellings(), indent=1) + "\n",
     }
 

@@ -102,6 +102,11 @@ class AtenOp:
     saves_result: bool
     writes: tuple[str, ...]
     view_of: tuple[str, ...]
+    # The derivatives.yaml entry whose formula it runs (its own, or the one an in-place
+    # or out= overload inherits), if it has one.
+    formula: str | None = None
+    # An in-place op whose formula needs its old ``self`` keeps a clone of it.
+    saves_copy: tuple[str, ...] = ()
 
 
 # In-place in their schema, but they change what a tensor is, not its values: they bump
@@ -197,6 +202,8 @@ def load() -> Facts:
             saves_result=bool(raw.get("saves_result", False)),
             writes=tuple(raw.get("writes", ())),
             view_of=tuple(raw.get("view_of", ())),
+            formula=raw.get("formula"),
+            saves_copy=tuple(raw.get("saves_copy", ())),
         )
         for name, raw in aten_raw["ops"].items()
     }

@@ -19,6 +19,7 @@ from gradguard.probe.config import ConfigError, load_config
 from gradguard.server import probe_jobs
 from gradguard.server.actions import FIX_ALL, KINDS, ActionBuilder, code_actions, wanted
 from gradguard.server.documents import TextUnit
+from gradguard.server.hover import answer, hover_query, takes_markdown
 from gradguard.server.language_server import ClientFeatures, GradGuardServer
 from gradguard.server.probe_targets import probe_lenses
 from gradguard.server.uris import path_of
@@ -119,6 +120,17 @@ def register(server: GradGuardServer) -> None:
             lenses.append(types.CodeLens(range_, types.Command(
                 title=lens.title, command=probe_jobs.COMMAND, arguments=[uri, lens.name])))
         return lenses
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: GradGuardServer, params: types.HoverParams) -> types.Hover | None:
+        uri = params.text_document.uri
+        unit = ls.unit_for(uri)
+        if unit is None:
+            return None
+        query = hover_query(unit, uri, params.position, ls.encoding,
+                            takes_markdown(ls.client_capabilities))
+        # Parsing a long file takes a moment: off the event loop, as edits keep arriving.
+        return None if query is None else await asyncio.to_thread(answer, query)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: GradGuardServer, params: types.DidCloseTextDocumentParams) -> None:
