@@ -67,10 +67,6 @@ def test_gradguard_check_reports_the_division_at_the_released_line(
     assert found[0]["related"][0]["line"] == save
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "analysis: checked where it is installed, beside torch's own sources in "
-    "site-packages, `import torch.nn.functional as F` resolves to torch's file as a "
-    "project module, so F.softmax is not read from the facts tables"))
 def test_gradguard_check_reports_the_division_where_transformers_is_installed() -> None:
     found = findings(Path(modeling_doge.__file__))
     assert reported(found, "modeling_doge.py") == \
