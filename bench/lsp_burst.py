@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import sys
 import time
 from pathlib import Path
@@ -39,7 +40,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     path = ten_thousand_lines()
     text = path.read_text("utf-8")
     uri = path.as_uri()
-    _, changes = edit_plan(text, args.edits)
+    # Typing into the methods spread through the file, in turn, until there are enough.
+    changes: list[types.TextDocumentContentChangePartial] = []
+    for _, keys in itertools.cycle(edit_plan(text, 24)):
+        if len(changes) >= args.edits:
+            break
+        changes += keys
+    changes = changes[:args.edits]
     session = Session()
     await session.start()
     results: dict[str, Any] = {"lines": text.count("\n"), "edits": len(changes)}

@@ -106,6 +106,12 @@ class Project:
         dropped = list(self._parsed)[:int(len(self._parsed) * fraction)]
         for path in dropped:
             self._unparse(path)
+        # The texts only the pre-filter read (a dict keeps the order they were read in).
+        read_only = [path for path in self.texts if path not in self.programs]
+        for path in read_only[:int(len(read_only) * fraction)]:
+            del self.texts[path]
+            for strong in (False, True):
+                self._reaching.pop((path, strong), None)
         return dropped
 
     def discard(self, path: str) -> None:
