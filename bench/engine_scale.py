@@ -97,14 +97,14 @@ def one_process(tree: Path) -> None:
 
     files = sorted(str(p) for p in python_files(tree))
     roots = (str(tree),)
-    quarter = max(1, len(files) // 4)
+    quarters = {round(len(files) * k / 4) for k in range(1, 5)}
     times: list[tuple[float, int, str]] = []
     rss: list[float] = []
     for index, path in enumerate(files, 1):
         start = time.perf_counter()
         check_file((path, Selection(), roots))
         times.append((time.perf_counter() - start, index, path))
-        if index % quarter == 0 or index == len(files):
+        if index in quarters:
             rss.append(_rss_mb())
     print(json.dumps({"times": times, "rss": rss}))
 
