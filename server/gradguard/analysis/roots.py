@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from gradguard.analysis.autograd import Autograd
 from gradguard.analysis.findings import Finding, Site
 from gradguard.analysis.interpreter import Evaluator, OutOfBudget, SummaryCache
-from gradguard.analysis.interpreter.state import MAX_STEPS
+from gradguard.analysis.interpreter.state import MAX_STEPS, RunState
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, Reads
 from gradguard.facts import load
 
@@ -87,16 +87,16 @@ def _class_start(info: ClassInfo,
         built = dict(instance.attrs or {})
         for method in methods:
             instance.attrs = dict(built)
-            evaluator.autograd.forget_graph()
+            evaluator.run.autograd.forget_graph()
             evaluator.steps = 0
             is_static = method.name in info.staticmethods
             site = (method.piece, method.node)
             try:
                 evaluator.run_function(method, None if is_static else instance, info)
             except OutOfBudget:  # the others are still followed
-                _stopped(evaluator.autograd, site, f"{info.name}.{method.name}", TOO_LONG)
+                _stopped(evaluator.run.autograd, site, f"{info.name}.{method.name}", TOO_LONG)
             except RecursionError:
-                _stopped(evaluator.autograd, site, f"{info.name}.{method.name}", TOO_DEEP)
+                _stopped(evaluator.run.autograd, site, f"{info.name}.{method.name}", TOO_DEEP)
 
     return start
 
@@ -104,7 +104,7 @@ def _class_start(info: ClassInfo,
 def run_root(programs: Mapping[str, Program | None], root: Root,
              cache: SummaryCache) -> RootResult:
     autograd = Autograd()
-    evaluator = Evaluator(load(), autograd, programs, cache)
+    evaluator = Evaluator(load(), programs, cache, RunState(autograd))
     # What was found before the analysis stopped still stands; the user is told where
     # it stopped.
     try:
@@ -114,7 +114,7 @@ def run_root(programs: Mapping[str, Program | None], root: Root,
     except RecursionError:
         _stopped(autograd, root.site, root.key, TOO_DEEP)
     release(autograd)
-    return RootResult(tuple(autograd.findings.values()), evaluator.reads)
+    return RootResult(tuple(autograd.findings.values()), evaluator.run.reads)
 
 
 TOO_LONG = f"more than {MAX_STEPS:,} steps to follow"

@@ -5,25 +5,21 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Sequence
-from dataclasses import dataclass
 
-from gradguard.analysis.autograd import Autograd
 from gradguard.analysis.findings import Site
-from gradguard.analysis.fix_plans import CloneIfUsedLater, Place, Plan, SelectRows, is_dotted
+from gradguard.analysis.fix_plans import CloneIfUsedLater, Plan, SelectRows, is_dotted
 from gradguard.analysis.interpreter.state import (
     GRAD_OFF,
     MAPPING,
     MAX_DEPTH,
     UNKNOWN_INT,
     UNKNOWN_STR,
-    AttrJournal,
     Frame,
-    Position,
+    RunState,
     State,
     by_dim,
 )
-from gradguard.analysis.program import ClassInfo, FunctionInfo, Reads, decorator_names
+from gradguard.analysis.program import ClassInfo, FunctionInfo, decorator_names
 from gradguard.analysis.reach import demote_unreached
 from gradguard.analysis.summaries import Context, Run, Summary, context_of, replay
 from gradguard.analysis.syntax import Piece
@@ -46,21 +42,6 @@ MAX_RANGE = 2
 SMALL_BUILTINS = ("range", "len", "int", "max", "min", "sum", "round", "abs")
 # The attribute a name computed at run time stands for (``setattr(self, f"conv{i}", m)``).
 ANY_ATTR = "<any>"
-
-@dataclass
-class _Saved:
-    """The caller's state, put aside while a callee's summary is computed."""
-
-    autograd: Autograd
-    attr_journal: AttrJournal | None
-    positions: list[Position]
-    place: Place | None
-    block: Sequence[ast.stmt]
-    reads: Reads
-    cut: int | None
-    watched: dict[int, int]
-    observed: set[int]
-
 
 # Annotations of a parameter that holds tensors in a container, not a tensor.
 _CONTAINERS = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "MutableSequence",
@@ -123,14 +104,14 @@ class Calls(State):
         args: list[Value] = []
         program = self.program_at(function.path)
         if function.name == "forward" and info is not None and \
-                program.is_module_class(info, self.reads):
+                program.is_module_class(info, self.run.reads):
             # A module's forward is called with tensors. The first is taken to be the
             # activation a network passes on, which requires grad in training; whether
             # the others do (masks, targets) depends on the caller.
             params = function.node.args.args
             required = params[:len(params) - len(function.node.args.defaults)][1:]
             for index, param in enumerate(required):
-                tensor = self.autograd.fresh(True if index == 0 else None)
+                tensor = self.run.autograd.fresh(True if index == 0 else None)
                 if is_container(param.annotation):
                     # ``features: list[Tensor]``: ``features[i] = ...`` replaces an item.
                     args.append(Value("list", element=tensor))
@@ -142,12 +123,12 @@ class Calls(State):
     def instantiate(self, info: ClassInfo, site: Site | None, args: list[Value],
                     kwargs: dict[str, Value]) -> Value:
         """A user class instance: its attributes are whatever ``__init__`` assigns."""
-        params = self.autograd.new_storage(param=True, leaf=True)
+        params = self.run.autograd.new_storage(param=True, leaf=True)
         instance = Value("module", spec=UserModule(info.path, info.name,
                                                    None if site is None else site[1]),
                          attrs={},
                          params=params)
-        found = self.program_at(info.path).method(info, "__init__", self.reads)
+        found = self.program_at(info.path).method(info, "__init__", self.run.reads)
         if found is not None:
             self.call_function(found[1], args, kwargs, instance, site)
         return instance
@@ -164,7 +145,7 @@ class Calls(State):
             if module is not None:
                 return module.has_parameters
             program = self.program_at(info.path)
-            parents = [program.class_info(base.rpartition(".")[2], self.reads)
+            parents = [program.class_info(base.rpartition(".")[2], self.run.reads)
                        for base in info.bases]
             info = next((parent for parent in parents if parent is not None), None)
         return False
@@ -173,7 +154,7 @@ class Calls(State):
         program = self.programs.get(spec.path)
         if program is None:
             return None
-        return program.class_info(spec.class_name, self.reads)
+        return program.class_info(spec.class_name, self.run.reads)
 
     # -- user functions, through summaries ----------------------------------------------
 
@@ -186,7 +167,7 @@ class Calls(State):
             # Recursion is cut where it closes: a summary computed inside that loop holds
             # wherever it is used; one cut by the depth bound holds only where it was made.
             level = self.stack.index(node) if node in self.stack else -1
-            self.cut = level if self.cut is None else min(self.cut, level)
+            self.run.cut = level if self.run.cut is None else min(self.run.cut, level)
             return unknown()
         names = decorator_names(node)
         inputs, fills = self._bind(function, args, kwargs, self_value,
@@ -199,12 +180,12 @@ class Calls(State):
                 if value is not None and value.kind != "function":
                     inputs.append(value)
                     fills += (f"{_GLOBAL}{name}",)
-        grad = self.autograd.grad_enabled
+        grad = self.run.autograd.grad_enabled
         if any(n in GRAD_OFF or n.split(".")[-1] in ("no_grad", "inference_mode")
                for n in names):
             grad = False
         context = context_of(inputs)
-        allowed = self.autograd.mutation_allowed
+        allowed = self.run.autograd.mutation_allowed
         key = (id(node), grad, allowed, self.repeating > 0, fills, context.key)
         summary = self.cache.find(key, context)
         if summary is None or summary.function.node is not node:
@@ -212,14 +193,14 @@ class Calls(State):
             if summary.cut is None:
                 self.cache.add(key, summary)
         else:
-            self.reads.update(summary.reads)
+            self.run.reads.update(summary.reads)
         # What the callee looked at, the caller's run has looked at too.
         self.observe(*(found for index, _ in summary.guard
                        if isinstance(found := context.objects[index], Value)))
-        via = self.autograd.via
+        via = self.run.autograd.via
         if site is not None and self.stack:
             via = via + (site,)
-        return replay(summary, context, self.autograd, self.attr_journal, via)
+        return replay(summary, context, self.run.autograd, self.run.attr_journal, via)
 
     @staticmethod
     def _bind(function: FunctionInfo, args: list[Value], kwargs: dict[str, Value],
@@ -260,49 +241,40 @@ class Calls(State):
     def _summarise(self, function: FunctionInfo, context: Context,
                    fills: tuple[str | None, ...], grad: bool, allowed: bool) -> Summary:
         self.cache.computed += 1
-        run = Run(context, grad)
-        run.autograd.mutation_allowed = allowed
-        saved = _Saved(self.autograd, self.attr_journal, self.positions, self.place,
-                       self.block, self.reads, self.cut, self.watched, self.observed)
-        self.autograd, self.attr_journal, self.positions = run.autograd, None, []
-        self.place, self.block, self.reads, self.cut = None, (), Reads(), None
-        self.watched, self.observed = run.watched, run.observed
+        summary_run = Run(context, grad)
+        summary_run.autograd.mutation_allowed = allowed
+        caller = self.run
+        inner = self.run = RunState(summary_run.autograd, watched=summary_run.watched,
+                                    observed=summary_run.observed)
         level = len(self.stack)
         self.stack.append(function.node)
-        reads = self.reads
         try:
-            frame = self._frame(function, run, fills)
+            frame = self._frame(function, summary_run, fills)
             self.exec_block(function.node.body, frame)
         except BaseException:
-            partial = list(run.autograd.findings.values())
-            self._restore(saved)
-            for finding in partial:  # what was found before the run stopped still stands
-                self.autograd.report(finding)
+            self.run = caller
+            # What was found before the run stopped still stands.
+            for finding in list(summary_run.autograd.findings.values()):
+                caller.autograd.report(finding)
             raise
         finally:
             self.stack.pop()
-        cut = self.cut
-        self._restore(saved)
-        self.reads.update(reads)
+        self.run = caller
+        caller.reads.update(inner.reads)
+        cut = inner.cut
         if cut is not None and cut >= level:
             cut = None  # only recursion into this function or deeper: holds anywhere
         if cut is not None:
-            self.cut = cut if self.cut is None else min(self.cut, cut)
-        demote_unreached(run.autograd.findings, function.piece, function.node, frame.returns,
-                         run.placeholders, run.autograd.backwards)
+            caller.cut = cut if caller.cut is None else min(caller.cut, cut)
+        demote_unreached(summary_run.autograd.findings, function.piece, function.node,
+                         frame.returns, summary_run.placeholders,
+                         summary_run.autograd.backwards)
         result = constant(None)
         if frame.returns:
             result = frame.returns[0]
             for value in frame.returns[1:]:
                 result = self.join(result, value)
-        return run.finish(function, result, reads, cut)
-
-    def _restore(self, saved: _Saved) -> None:
-        self.autograd, self.attr_journal, self.positions = \
-            saved.autograd, saved.attr_journal, saved.positions
-        self.place, self.block, self.reads, self.cut = \
-            saved.place, saved.block, saved.reads, saved.cut
-        self.watched, self.observed = saved.watched, saved.observed
+        return summary_run.finish(function, result, inner.reads, cut)
 
     def _frame(self, function: FunctionInfo, run: Run,
                fills: tuple[str | None, ...]) -> Frame:
@@ -392,7 +364,7 @@ class Calls(State):
     def call_named(self, name: str, call: ast.Call, frame: Frame) -> Value:
         """A call of a dotted name: a class or function of the project, or a torch API."""
         args, kwargs = self.arguments(call, frame)
-        definition = frame.program.definition(name, self.reads)
+        definition = frame.program.definition(name, self.run.reads)
         if isinstance(definition, ClassInfo):
             return self.instantiate(definition, (frame.piece, call), args, kwargs)
         if isinstance(definition, FunctionInfo):
@@ -449,7 +421,7 @@ class Calls(State):
         """``isinstance(value, classes)`` when the value's class is known: a torch layer
         against torch.nn classes, a tensor against ``torch.Tensor``."""
         parts = classes.elts if isinstance(classes, ast.Tuple) else [classes]
-        names = [frame.program.qualify(part, self.reads) for part in parts]
+        names = [frame.program.qualify(part, self.run.reads) for part in parts]
         if any(name is None for name in names):
             return None
         spec = value.spec
@@ -495,9 +467,9 @@ class Calls(State):
         where it was iterated (its fix makes the rows single views)."""
         element = self.element_of(value)
         node = call.args[position] if position < len(call.args) else None
-        if element.row is True and self.place is not None and node is not None and \
+        if element.row is True and self.run.place is not None and node is not None and \
                 not any(isinstance(arg, ast.Starred) for arg in call.args):
-            element.row = SelectRows(node, self.place)
+            element.row = SelectRows(node, self.run.place)
         return element
 
     def small_range(self, args: list[Value]) -> Value:
@@ -530,8 +502,8 @@ class Calls(State):
             attr = text if text is not None else ANY_ATTR
             value = args[2]
             before = owner.attrs.get(attr)
-            if self.attr_journal is not None:
-                self.attr_journal.append((owner.attrs, attr, before))
+            if self.run.attr_journal is not None:
+                self.run.attr_journal.append((owner.attrs, attr, before))
             owner.attrs[attr] = value if before is None or text is not None else \
                 self.join(before, value)
         return constant(None)
@@ -574,8 +546,8 @@ class Calls(State):
             return unknown()
         label = f"{self.text(piece, call.func)}()"
         if name == "backward":
-            self.autograd.backward(piece, call, retain=self.retains(kwargs), place=self.place,
-                                   loss=owner)
+            self.run.autograd.backward(piece, call, retain=self.retains(kwargs),
+                                       place=self.run.place, loss=owner)
             return constant(None)
         if name == "requires_grad_":
             self.set_requires_grad(owner, args[0] if args else kwargs.get("requires_grad"))
@@ -590,7 +562,8 @@ class Calls(State):
         operands = [owner] + [a for a in args if is_tensorish(a)]
         plan = self.method_plan(call, name, owner, frame) if effect.writes else None
         with self.fixing(plan):
-            return self.autograd.apply(effect, piece, call, label, operands, place=self.place)
+            return self.run.autograd.apply(effect, piece, call, label, operands,
+                                           place=self.run.place)
 
     def set_requires_grad(self, owner: Value, flag: Value | None) -> None:
         """``x.requires_grad_(flag)`` or ``x.requires_grad = flag`` (no flag: on). A tensor
@@ -615,7 +588,7 @@ class Calls(State):
             # The class's own method first: ``Trainer().train(...)`` is not Module.train.
             info = self.class_of(owner.spec)
             found = None if info is None else \
-                self.program_at(info.path).method(info, name, self.reads)
+                self.program_at(info.path).method(info, name, self.run.reads)
             if found is not None:
                 owner_info, method = found
                 bound = None if name in owner_info.staticmethods else owner
@@ -684,13 +657,13 @@ class Calls(State):
                 # Its call edits its own weight under no_grad (Embedding's max_norm): a
                 # weight edit that a backward through earlier uses of it trips over. No
                 # step to move: the call is the forward itself.
-                grad = self.autograd.grad_enabled
-                self.autograd.grad_enabled = False
+                grad = self.run.autograd.grad_enabled
+                self.run.autograd.grad_enabled = False
                 try:
-                    self.autograd.write(Value("tensor", (module.params,), True), piece, node,
+                    self.run.autograd.write(Value("tensor", (module.params,), True), piece, node,
                                         label)
                 finally:
-                    self.autograd.grad_enabled = grad
+                    self.run.autograd.grad_enabled = grad
             operands = args[:1]
             if operands and facts.index_input and is_tensorish(operands[0]):
                 # Indices (an Embedding's input) never require grad, whatever else is
@@ -704,13 +677,13 @@ class Calls(State):
             spec.calls.add(node)
             plan: Plan | None = None
             if spec.inplace is True and argument is not None and is_dotted(argument) and \
-                    self.place is not None:
-                plan = CloneIfUsedLater(argument, self.place, self.later_statements())
+                    self.run.place is not None:
+                plan = CloneIfUsedLater(argument, self.run.place, self.later_statements())
             with self.fixing(plan):
-                output = self.autograd.apply(effect, piece, node, described, operands,
+                output = self.run.autograd.apply(effect, piece, node, described, operands,
                                              layer=spec if spec.inplace is True else None)
             if facts.outputs is not None:
-                output = self.autograd.tuple_around(output, facts.outputs)
+                output = self.run.autograd.tuple_around(output, facts.outputs)
             for hook in spec.hooks:
                 # ``output.requires_grad_(True)`` in a hook (transformers'
                 # enable_input_require_grads) makes the output a leaf that requires grad.
@@ -722,8 +695,8 @@ class Calls(State):
             return output
         if isinstance(spec, Sequential):
             value = args[0] if args else unknown()
-            outer = self.autograd.via
-            self.autograd.via = outer + ((piece, node),)
+            outer = self.run.autograd.via
+            self.run.autograd.via = outer + ((piece, node),)
             try:
                 for index, item in enumerate(spec.items):
                     item_piece, item_node = piece, node
@@ -734,15 +707,15 @@ class Calls(State):
                     value = self.call_module(item, [value], item_piece, item_node, item_label,
                                              argument if index == 0 else None)
             finally:
-                self.autograd.via = outer
+                self.run.autograd.via = outer
             return value
         if isinstance(spec, UserModule):
             info = self.class_of(spec)
             found = None
             if info is not None:
                 program = self.program_at(info.path)
-                found = program.method(info, "forward", self.reads) or \
-                    program.method(info, "__call__", self.reads)
+                found = program.method(info, "forward", self.run.reads) or \
+                    program.method(info, "__call__", self.run.reads)
             if found is not None:
                 return self.call_function(found[1], args, {}, module, (piece, node))
             if info is not None and self.is_sequential(info) and module.attrs is not None:
@@ -763,7 +736,7 @@ class Calls(State):
             if "torch.nn.Sequential" in current.bases:
                 return True
             program = self.program_at(current.path)
-            parents = [program.class_info(base.rpartition(".")[2], self.reads)
+            parents = [program.class_info(base.rpartition(".")[2], self.run.reads)
                        for base in current.bases]
             current = next((parent for parent in parents if parent is not None), None)
         return False

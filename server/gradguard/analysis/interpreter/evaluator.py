@@ -25,10 +25,10 @@ class Evaluator(Statements, Expressions, Calls, TorchApi, FixPlanning):
             return
         frame = Frame({}, statements[0][0], program)
         block = [statement for _, statement in statements]
-        outer = self.block
-        self.block = block
+        outer = self.run.block
+        self.run.block = block
         position = Position(block)
-        self.positions.append(position)
+        self.run.positions.append(position)
         self.scripts[program.path] = frame
         try:
             for index, (piece, statement) in enumerate(statements):
@@ -37,5 +37,5 @@ class Evaluator(Statements, Expressions, Calls, TorchApi, FixPlanning):
                 self.exec_statement(statement, frame)
         finally:
             self.scripts.pop(program.path, None)
-            self.positions.pop()
-            self.block = outer
+            self.run.positions.pop()
+            self.run.block = outer

@@ -58,9 +58,9 @@ class Expressions(State):
 
     def eval_skipped(self, expr: Skipped, frame: Frame) -> Value:
         """Code nested too deeply to follow: an unknown value, and a note that says so."""
-        self.autograd.report(Finding("GG901", frame.piece, expr, "", "high",
+        self.run.autograd.report(Finding("GG901", frame.piece, expr, "", "high",
                                      detail=f"an expression nested {expr.depth} levels deep",
-                                     via=self.autograd.via))
+                                     via=self.run.autograd.via))
         return unknown()
 
     def eval_constant(self, expr: ast.Constant, frame: Frame) -> Value:
@@ -70,7 +70,7 @@ class Expressions(State):
         return constant(UNKNOWN_STR)
 
     def eval_comparison(self, expr: ast.Compare, frame: Frame) -> Value:
-        autograd = self.autograd
+        autograd = self.run.autograd
         outer, autograd.journal = autograd.journal, []
         try:
             values = self.comparands(expr, frame)
@@ -81,7 +81,7 @@ class Expressions(State):
             if outer is not None:
                 outer.extend(made)
         if any(is_tensorish(v) for v in values):
-            return self.autograd.fresh(False)
+            return self.run.autograd.fresh(False)
         decided = self.compare(values, expr.ops)
         # Undecided, it is neither true nor false: ``same = a.data_ptr() == b.data_ptr()``
         # then ``if same:`` runs both arms.
@@ -99,7 +99,7 @@ class Expressions(State):
         kept = []
         for storage, save in made:
             if id(save.node) in inside:
-                self.autograd.take_back(storage, save)
+                self.run.autograd.take_back(storage, save)
             else:
                 kept.append((storage, save))
         return kept
@@ -185,10 +185,11 @@ class Expressions(State):
         if name in _NAMED_CONSTANTS:
             return constant(_NAMED_CONSTANTS[name])
         program = frame.program
-        definition = program.class_info(name, self.reads) or program.function(name, self.reads)
+        reads = self.run.reads
+        definition = program.class_info(name, reads) or program.function(name, reads)
         if definition is not None:
             return Value("function", const=definition)
-        return Value("function", name=program.alias(name, self.reads) or name)
+        return Value("function", name=program.alias(name, self.run.reads) or name)
 
     def eval_attribute(self, expr: ast.Attribute, frame: Frame) -> Value:
         return self.attribute_of(self.eval(expr.value, frame), expr, frame)
@@ -225,7 +226,7 @@ class Expressions(State):
             if attr in ("shape", "ndim", "dtype", "device", "is_leaf", "requires_grad"):
                 return constant(UNKNOWN_INT)
             if attr == "grad":
-                return self.autograd.fresh(False)
+                return self.run.autograd.fresh(False)
         if owner.kind == "list" and owner.attrs and attr in owner.attrs:
             return owner.attrs[attr]  # torch.return_types: ``x.topk(k).indices``
         return unknown()
@@ -264,7 +265,7 @@ class Expressions(State):
         effect = self.facts.operators.get("getitem_basic" if basic else "getitem_advanced")
         if effect is None:
             return unknown()
-        result = self.autograd.apply(effect, frame.piece, expr, self.text(frame.piece, expr),
+        result = self.run.autograd.apply(effect, frame.piece, expr, self.text(frame.piece, expr),
                                      [owner])
         if owner.kind == "unknown":
             # Not known to be a tensor: perhaps a list, whose items differ per iteration.
@@ -300,7 +301,7 @@ class Expressions(State):
         effect = self.facts.operators.get(key) or self.facts.operators.get(symbol)
         if effect is None:
             return unknown()
-        return self.autograd.apply(effect, frame.piece, expr, symbol, inputs)
+        return self.run.autograd.apply(effect, frame.piece, expr, symbol, inputs)
 
     def eval_unary(self, expr: ast.UnaryOp, frame: Frame) -> Value:
         if isinstance(expr.op, ast.Not):
@@ -310,7 +311,7 @@ class Expressions(State):
         if isinstance(expr.op, ast.USub) and is_tensorish(operand):
             effect = self.facts.operators.get("unary-")
             if effect is not None:
-                return self.autograd.apply(effect, frame.piece, expr, "-", [operand])
+                return self.run.autograd.apply(effect, frame.piece, expr, "-", [operand])
         if operand.kind == "const" and isinstance(operand.const, (int, float)):
             self.observe(operand)
             return constant(-operand.const if isinstance(expr.op, ast.USub) else operand.const)

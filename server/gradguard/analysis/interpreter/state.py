@@ -184,19 +184,18 @@ def _discard(index: dict[Any, set[tuple[object, ...]]], at: object,
 
 
 @dataclass
-class State:
-    facts: Facts
+class RunState:
+    """What one run of the interpreter carries: a root's run, or a summary's being
+    computed. A summary's run gets a fresh one and its caller's comes back untouched
+    afterwards, so nothing is saved and restored field by field."""
+
     autograd: Autograd
-    # Every program a user module may belong to, by path (filled as files are read).
-    programs: Mapping[str, Program | None]
-    cache: SummaryCache
-    steps: int = 0
-    # The functions being run, innermost last.
-    stack: list[ast.AST] = field(default_factory=list)
     # Every lookup of a class, function or method, found or not: when results hold.
     reads: Reads = field(default_factory=Reads)
-    # How many enclosing loops are in their second pass.
-    repeating: int = 0
+    # The constant inputs of the summary being computed that a context leaves out (by
+    # id), and those of them the run looked at.
+    watched: dict[int, int] = field(default_factory=dict)
+    observed: set[int] = field(default_factory=set)
     # The statement being interpreted and the statement list holding it (for fixes).
     place: Place | None = None
     block: Sequence[ast.stmt] = ()
@@ -204,16 +203,27 @@ class State:
     attr_journal: AttrJournal | None = None
     # The statement lists of the current function being run, with the current index.
     positions: list[Position] = field(default_factory=list)
-    # The constant inputs of the summary being computed that a context leaves out (by
-    # id), and those of them the run looked at.
-    watched: dict[int, int] = field(default_factory=dict)
-    observed: set[int] = field(default_factory=set)
+    # The lowest stack level a call was cut short at (recursion into it; -1: the depth
+    # bound) since the run began; None: none was.
+    cut: int | None = None
+
+
+@dataclass
+class State:
+    facts: Facts
+    # Every program a user module may belong to, by path (filled as files are read).
+    programs: Mapping[str, Program | None]
+    cache: SummaryCache
+    # The run under way (a summary's, while one is computed).
+    run: RunState
+    steps: int = 0
+    # The functions being run, innermost last.
+    stack: list[ast.AST] = field(default_factory=list)
+    # How many enclosing loops are in their second pass.
+    repeating: int = 0
     # The module-level frame of each script being run, by path: the globals a function
     # it calls reads (``def train(): for p in model.parameters(): ...``).
     scripts: dict[str, Frame] = field(default_factory=dict)
-    # The lowest stack level a call was cut short at (recursion into it; -1: the depth
-    # bound) since the summary being computed began; None: none was.
-    cut: int | None = None
 
     # -- bounds -----------------------------------------------------------------------
 
@@ -229,11 +239,11 @@ class State:
 
     def observe(self, *values: Value | None) -> None:
         """The run looks at these constants' values: its summary holds only for them."""
-        watched = self.watched
+        watched = self.run.watched
         if watched:
             for value in values:
                 if value is not None and id(value) in watched:
-                    self.observed.add(id(value))
+                    self.run.observed.add(id(value))
 
     def retains(self, kwargs: dict[str, Value]) -> bool:
         """Whether a backward keeps its graph (``retain_graph=``, ``create_graph=``)."""
@@ -266,12 +276,12 @@ class State:
     @contextmanager
     def fixing(self, plan: Plan | None) -> Iterator[None]:
         """Findings made inside carry this fix plan."""
-        outer = self.autograd.plan
-        self.autograd.plan = plan
+        outer = self.run.autograd.plan
+        self.run.autograd.plan = plan
         try:
             yield
         finally:
-            self.autograd.plan = outer
+            self.run.autograd.plan = outer
 
     # -- the parts each mixin provides to the others ------------------------------------
 

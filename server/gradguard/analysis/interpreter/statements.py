@@ -59,32 +59,33 @@ _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)
 
 class Statements(State):
     def exec_block(self, statements: Sequence[ast.stmt], frame: Frame) -> None:
-        outer = self.block
-        self.block = statements
+        outer = self.run.block
+        self.run.block = statements
         position = Position(statements)
-        self.positions.append(position)
+        self.run.positions.append(position)
         try:
             for index, statement in enumerate(statements):
                 position.index = index
                 self.exec_statement(statement, frame)
         finally:
-            self.positions.pop()
-            self.block = outer
+            self.run.positions.pop()
+            self.run.block = outer
 
     def later_statements(self) -> tuple[ast.stmt, ...]:
         """What the current function runs after the current statement, at every depth."""
         later: list[ast.stmt] = []
-        for position in self.positions:
+        for position in self.run.positions:
             later.extend(position.statements[position.index + 1:])
         return tuple(later)
 
     def exec_statement(self, statement: ast.stmt, frame: Frame) -> None:
         self.tick()
         if isinstance(statement, _SIMPLE):
-            scope = self.positions[0].statements if self.positions else self.block
-            self.place = Place(statement, self.block, frame.piece, scope, frame.program.aliases)
+            scope = self.run.positions[0].statements if self.run.positions else self.run.block
+            self.run.place = Place(statement, self.run.block, frame.piece, scope,
+                                   frame.program.aliases)
             self.exec_small(statement, frame)
-            self.place = None
+            self.run.place = None
         elif isinstance(statement, ast.If):
             self.exec_if(statement, frame)
         elif isinstance(statement, (ast.For, ast.AsyncFor)):
@@ -139,23 +140,23 @@ class Statements(State):
             plan: Plan | None = None
             base = statement.target.value if isinstance(statement.target, ast.Attribute) \
                 and statement.target.attr == "data" else None
-            if isinstance(base, ast.Name) and self.place is not None and \
+            if isinstance(base, ast.Name) and self.run.place is not None and \
                     self.rebinding_keeps_meaning(self.eval(base, frame)):
-                plan = DataToGraph(statement, symbol.removesuffix("="), self.place)
+                plan = DataToGraph(statement, symbol.removesuffix("="), self.run.place)
             elif is_dotted(statement.target):
-                if self.rebinding_keeps_meaning(target) and self.place is not None:
-                    plan = AugmentedToBinary(statement, symbol.removesuffix("="), self.place)
-            elif self.replaces_item(statement.target, frame) and self.place is not None:
+                if self.rebinding_keeps_meaning(target) and self.run.place is not None:
+                    plan = AugmentedToBinary(statement, symbol.removesuffix("="), self.run.place)
+            elif self.replaces_item(statement.target, frame) and self.run.place is not None:
                 # ``laterals[i - 1] += x`` on a Python list: the item can be replaced.
-                plan = AugmentedToBinary(statement, symbol.removesuffix("="), self.place)
+                plan = AugmentedToBinary(statement, symbol.removesuffix("="), self.run.place)
             else:
                 plan = self.clone_first(statement.target, frame)
-                if plan is None and self.place is not None:
+                if plan is None and self.run.place is not None:
                     # ``layers[i].weight[:, j] -= v``: no copy can stand in for it, but
                     # into a parameter it can go under no_grad (``leaf_plan``).
-                    plan = InPlaceOnly(statement.target, self.place)
+                    plan = InPlaceOnly(statement.target, self.run.place)
             with self.fixing(plan):
-                self.autograd.apply(effect, frame.piece, statement, label, [target, right])
+                self.run.autograd.apply(effect, frame.piece, statement, label, [target, right])
             self.store_back(statement, target, frame)
             return
         if target.kind == "list" and right.kind == "list" and target.items is not None:
@@ -177,7 +178,7 @@ class Statements(State):
         if owner.kind != "tensor" or effect is None:
             return
         with self.fixing(self.clone_first(target.value, frame)):
-            self.autograd.apply(effect, frame.piece, statement,
+            self.run.autograd.apply(effect, frame.piece, statement,
                                 f"{self.text(frame.piece, target)} = ...", [owner, result])
 
     def exec_if(self, statement: ast.If, frame: Frame) -> None:
@@ -197,11 +198,11 @@ class Statements(State):
         neither sees the other's), then both are kept: either branch may have run.
         """
         before_env = dict(frame.env)
-        autograd = self.autograd
-        outer, outer_attrs = autograd.journal, self.attr_journal
-        autograd.journal, self.attr_journal = [], []
+        autograd = self.run.autograd
+        outer, outer_attrs = autograd.journal, self.run.attr_journal
+        autograd.journal, self.run.attr_journal = [], []
         self.exec_block(first, frame)
-        first_saves, first_attrs = autograd.journal, self.attr_journal
+        first_saves, first_attrs = autograd.journal, self.run.attr_journal
         for storage, save in reversed(first_saves):
             autograd.take_back(storage, save)
         # Attributes the first branch set (self.h = ...): taken back, joined at the end.
@@ -214,9 +215,9 @@ class Statements(State):
                 attrs[key] = old
         after_first_env = frame.env
         frame.env = dict(before_env)
-        autograd.journal, self.attr_journal = [], []
+        autograd.journal, self.run.attr_journal = [], []
         self.exec_block(second, frame)
-        second_saves, second_attrs = autograd.journal, self.attr_journal
+        second_saves, second_attrs = autograd.journal, self.run.attr_journal
         for storage, save in first_saves:
             autograd.give_back(storage, save)
         for attrs, key, value in after_first.values():
@@ -225,7 +226,7 @@ class Statements(State):
                 attrs[key] = value or current or unknown()
             else:
                 attrs[key] = self.join(value, current)
-        autograd.journal, self.attr_journal = outer, outer_attrs
+        autograd.journal, self.run.attr_journal = outer, outer_attrs
         if outer is not None:
             outer.extend(first_saves + second_saves)
         if outer_attrs is not None:
@@ -244,11 +245,11 @@ class Statements(State):
 
     def exec_for(self, statement: ast.For | ast.AsyncFor, frame: Frame) -> None:
         # Where the loop iterates: a fix may make the rows of a tensor single views.
-        scope = self.positions[0].statements if self.positions else self.block
-        header = Place(statement, self.block, frame.piece, scope, frame.program.aliases)
-        self.place = header
+        scope = self.run.positions[0].statements if self.run.positions else self.run.block
+        header = Place(statement, self.run.block, frame.piece, scope, frame.program.aliases)
+        self.run.place = header
         iterable = self.eval(statement.iter, frame)
-        self.place = None
+        self.run.place = None
         if iterable.kind == "list" and iterable.items is not None and \
                 len(iterable.items) <= MAX_UNROLL:
             for item in list(iterable.items):
@@ -287,28 +288,28 @@ class Statements(State):
         """
         if not self.repeating or not is_tensorish(value):
             return value
-        storages = tuple(self.autograd.new_storage(leaf=s.leaf, param=s.param)
+        storages = tuple(self.run.autograd.new_storage(leaf=s.leaf, param=s.param)
                          for s in value.storages)
         return Value(value.kind, storages, value.requires_grad, view=value.view,
                      history=value.history, row=value.row)
 
     def exec_with(self, statement: ast.With | ast.AsyncWith, frame: Frame) -> None:
-        grad = self.autograd.grad_enabled
-        allowed = self.autograd.mutation_allowed
+        grad = self.run.autograd.grad_enabled
+        allowed = self.run.autograd.mutation_allowed
         for item in statement.items:
             expr = item.context_expr
             name = frame.program.qualify(expr.func if isinstance(expr, ast.Call) else expr,
-                                         self.reads)
+                                         self.run.reads)
             if name in GRAD_OFF:
-                self.autograd.grad_enabled = False
+                self.run.autograd.grad_enabled = False
             elif name in GRAD_ON:
-                self.autograd.grad_enabled = True
+                self.run.autograd.grad_enabled = True
             elif name in MUTATION_ALLOWED:
-                self.autograd.mutation_allowed = True
+                self.run.autograd.mutation_allowed = True
             elif name == "torch.set_grad_enabled" and isinstance(expr, ast.Call) and expr.args:
                 flag = self.truth(expr.args[0], frame)
                 if flag is not None:
-                    self.autograd.grad_enabled = flag
+                    self.run.autograd.grad_enabled = flag
             else:
                 value = self.eval(expr, frame)
                 if item.optional_vars is not None:
@@ -316,8 +317,8 @@ class Statements(State):
         try:
             self.exec_block(statement.body, frame)
         finally:
-            self.autograd.grad_enabled = grad
-            self.autograd.mutation_allowed = allowed
+            self.run.autograd.grad_enabled = grad
+            self.run.autograd.mutation_allowed = allowed
 
     # -- binding ----------------------------------------------------------------------
 
@@ -335,11 +336,11 @@ class Statements(State):
                 self.observe(value)
                 owner.spec.inplace = bool(value.const) if value.kind == "const" and \
                     value.const not in (UNKNOWN_INT, UNKNOWN_STR) else None
-                if owner.spec.inplace and self.place is not None:
-                    owner.spec.switched = (frame.piece, self.place.statement)
+                if owner.spec.inplace and self.run.place is not None:
+                    owner.spec.switched = (frame.piece, self.run.place.statement)
             elif owner.attrs is not None:
-                if self.attr_journal is not None:
-                    self.attr_journal.append((owner.attrs, target.attr,
+                if self.run.attr_journal is not None:
+                    self.run.attr_journal.append((owner.attrs, target.attr,
                                               owner.attrs.get(target.attr)))
                 owner.attrs[target.attr] = value
         elif isinstance(target, ast.Subscript):
@@ -406,11 +407,11 @@ class Statements(State):
         base = target.value
         plan: Plan | None = self.clone_first(base, frame)
         if isinstance(base, ast.Attribute) and base.attr == "data" and \
-                isinstance(base.value, ast.Name) and self.place is not None and \
+                isinstance(base.value, ast.Name) and self.run.place is not None and \
                 self.rebinding_keeps_meaning(self.eval(base.value, frame)):
-            plan = DropData(base.value.id, self.place)  # ``x.data[i] = v`` -> ``x[i] = v``
+            plan = DropData(base.value.id, self.run.place)  # ``x.data[i] = v`` -> ``x[i] = v``
         with self.fixing(plan):
-            self.autograd.apply(effect, frame.piece, target,
+            self.run.autograd.apply(effect, frame.piece, target,
                                 f"{self.text(frame.piece, target)} = ...", [owner, value])
 
     def set_item(self, owner: Value, target: ast.Subscript, value: Value,

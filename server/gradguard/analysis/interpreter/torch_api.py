@@ -50,7 +50,7 @@ class TorchApi(State):
         if name in facts.modules:
             module = facts.modules[self.module_variant(name, kwargs)]
             inplace = self.flag(module.ctor_inplace, call, args, kwargs)
-            params = self.autograd.new_storage(param=True, leaf=True)
+            params = self.run.autograd.new_storage(param=True, leaf=True)
             spec = NnModule(module, inplace, piece, call,
                             identity=self.is_identity(name, args, kwargs))
             return Value("module", spec=spec, params=params)
@@ -62,18 +62,18 @@ class TorchApi(State):
             if len(items) != len(args):
                 return Value("module", spec=UnknownModule())
             return Value("module", spec=Sequential(items, piece, call),
-                         params=self.autograd.new_storage(param=True, leaf=True))
+                         params=self.run.autograd.new_storage(param=True, leaf=True))
         if name.startswith("torch.nn.") and name.count(".") == 2 and name[9:10].isupper() \
                 and name not in _CONTAINERS:
             # A layer no trace covers (``nn.RNN``): what its call does is unknown, but it
             # has parameters an optimizer or an update loop writes.
             return Value("module", spec=UnknownModule(),
-                         params=self.autograd.new_storage(param=True, leaf=True))
+                         params=self.run.autograd.new_storage(param=True, leaf=True))
         if name == "torch.nn.Module":
             # A bare module used as a container (``self.encoder = nn.Module()``, then
             # ``self.encoder.layer = ...``): it holds what is set on it.
             return Value("module", spec=UnknownModule(), attrs={},
-                         params=self.autograd.new_storage(param=True, leaf=True))
+                         params=self.run.autograd.new_storage(param=True, leaf=True))
         if name == "torch.nn.ModuleList":
             if args and args[0].kind == "list":
                 return Value("list", items=None if args[0].items is None
@@ -84,7 +84,7 @@ class TorchApi(State):
             self.observe(requires)
             grad = not (requires is not None and requires.kind == "const" and
                         requires.const is False)
-            storage = self.autograd.new_storage(leaf=grad, param=True)
+            storage = self.run.autograd.new_storage(leaf=grad, param=True)
             return Value("tensor", (storage,), grad)
         if name.startswith(OPTIMIZER_PREFIX) and name.count(".") == 2:
             updates: list[Value] = []
@@ -93,20 +93,20 @@ class TorchApi(State):
             return Value("optimizer", updates=updates)
         if name in ("torch.autograd.backward", "torch.autograd.grad"):
             loss = args[0] if args else None
-            self.autograd.backward(piece, call, retain=self.retains(kwargs), place=self.place,
-                                   loss=loss)
+            self.run.autograd.backward(piece, call, retain=self.retains(kwargs),
+                                       place=self.run.place, loss=loss)
             return unknown()
         if name.startswith("torch.nn.init.") and name.endswith("_") and args:
-            grad = self.autograd.grad_enabled
-            self.autograd.grad_enabled = False
+            grad = self.run.autograd.grad_enabled
+            self.run.autograd.grad_enabled = False
             try:
-                self.autograd.write(args[0], piece, call, label)
+                self.run.autograd.write(args[0], piece, call, label)
             finally:
-                self.autograd.grad_enabled = grad
+                self.run.autograd.grad_enabled = grad
             return args[0]
         if name in facts.factories:
             grad = self._asks_grad(kwargs)
-            return Value("tensor", (self.autograd.new_storage(leaf=grad),), grad)
+            return Value("tensor", (self.run.autograd.new_storage(leaf=grad),), grad)
         effect = facts.functions.get(self.function_key(name, args, kwargs))
         if effect is not None and self.is_identity(name, args, kwargs, p_position=1):
             return args[0]
@@ -118,10 +118,10 @@ class TorchApi(State):
             out = kwargs.get("out")
             plan = self.function_plan(call, name) if effect.writes else None
             with self.fixing(plan):
-                result = self.autograd.apply(effect, piece, call, label, tensors)
+                result = self.run.autograd.apply(effect, piece, call, label, tensors)
             if out is not None and is_tensorish(out):
                 with self.fixing(self.out_plan(call)):
-                    self.autograd.write(out, piece, call, f"{label}(out=...)")
+                    self.run.autograd.write(out, piece, call, f"{label}(out=...)")
                 return out
             return result
         tensors = self.tensor_operands(args)
@@ -129,17 +129,17 @@ class TorchApi(State):
             # torch.linspace(...), torch.from_numpy(...): a new tensor, which requires
             # grad only when asked to.
             grad = self._asks_grad(kwargs)
-            return Value("tensor", (self.autograd.new_storage(leaf=grad),), grad)
+            return Value("tensor", (self.run.autograd.new_storage(leaf=grad),), grad)
         if name.startswith("torch.") and tensors:
             out = kwargs.get("out")
             if out is not None:
                 with self.fixing(self.out_plan(call)):
-                    self.autograd.write(out, piece, call, f"{label}(out=...)")
+                    self.run.autograd.write(out, piece, call, f"{label}(out=...)")
             # A torch function the tables do not know: its output's grad follows its inputs,
             # and what it saves is not guessed.
-            graph = any_grad(tensors) if self.autograd.grad_enabled else False
+            graph = any_grad(tensors) if self.run.autograd.grad_enabled else False
             # Its output may be a tuple (torch.max(x, 1), torch.sort(x)): not a tensor for sure.
-            return Value("unknown", (self.autograd.new_storage(),), graph,
+            return Value("unknown", (self.run.autograd.new_storage(),), graph,
                          history=tuple(tensors))
         return unknown()
 
@@ -229,26 +229,26 @@ class TorchApi(State):
         if name in NON_TENSOR_METHODS:
             return constant(UNKNOWN_INT)
         if name.startswith("new_"):
-            return Value("tensor", (self.autograd.new_storage(),), False)
+            return Value("tensor", (self.run.autograd.new_storage(),), False)
         grad = None if owner.requires_grad is not False else False
         kind: Kind = "unknown" if name in TUPLE_METHODS or owner.kind != "tensor" \
             else "tensor"
-        return Value(kind, (self.autograd.new_storage(),), grad,
+        return Value(kind, (self.run.autograd.new_storage(),), grad,
                      history=(owner, *[a for a in args if is_tensorish(a)]))
 
     def optimizer_step(self, optimizer: Value, piece: Piece, call: ast.Call) -> None:
-        grad = self.autograd.grad_enabled
+        grad = self.run.autograd.grad_enabled
         # optimizer.step() runs under no_grad: it bumps versions but is no leaf misuse.
-        self.autograd.grad_enabled = False
+        self.run.autograd.grad_enabled = False
         try:
             for module in optimizer.updates or []:
                 for storage in self.parameter_storages(module):
                     if storage.grad_off:
                         continue  # frozen: no grad, so the step leaves it alone
-                    self.autograd.write(Value("tensor", (storage,), True), piece, call,
-                                        f"{self.text(piece, call.func)}()", place=self.place)
+                    self.run.autograd.write(Value("tensor", (storage,), True), piece, call,
+                                        f"{self.text(piece, call.func)}()", place=self.run.place)
         finally:
-            self.autograd.grad_enabled = grad
+            self.run.autograd.grad_enabled = grad
 
     def parameter_storages(self, module: Value, depth: int = 0) -> list[Storage]:
         found: list[Storage] = [] if module.params is None else [module.params]
