@@ -144,6 +144,10 @@ class _DocumentLines(Sequence[str]):
         return block.lines()[index + 1 - block.start_line]
 
 
+# The fewest summaries a document may keep, however few its first analysis made.
+MIN_SUMMARIES = 256
+
+
 @dataclass
 class _Cached:
     # Holds while the nodes the root starts from are the same, and every lookup it made
@@ -177,6 +181,8 @@ class IncrementalDocument:
     revision: int = 0
     _seen: dict[str, Program | None] = field(default_factory=dict)
     _last: tuple[Selection | None, list[Hazard]] | None = None
+    # How many summaries the first analysis made (what the document needs, about).
+    _baseline: int | None = None
 
     def update(self, text: str, selection: Selection | None = None) -> list[Hazard]:
         same_files = self.project is None or all(
@@ -209,11 +215,22 @@ class IncrementalDocument:
         self._cache = {k: v for k, v in self._cache.items() if k in keys}
         self.read_paths = frozenset().union(*(entry.paths for entry in entries)) - {self.path}
         self._seen = {path: programs.get(path) for path in self.read_paths}
+        self._bound_summaries()
         findings = merge(results)
         hazards = to_hazards(findings, self.path, _DocumentLines(self.blocks), selection) \
             if findings else []
         self._last = (selection, hazards)
         return hazards
+
+    def _bound_summaries(self) -> None:
+        """Keep at most twice as many summaries as the first analysis made: an edit to a
+        constructor gives every method new contexts, and the summaries of the old ones,
+        still valid, would never be used again. Those used least recently go first."""
+        count = len(self._summaries.entries)
+        if self._baseline is None:
+            self._baseline = max(count, MIN_SUMMARIES)
+        elif count > 2 * self._baseline:
+            self._summaries.trim(0.5)
 
     def _changed_elsewhere(self) -> set[tuple[str, str]]:
         """What the other files this document read define differently now."""
