@@ -110,6 +110,7 @@ class Project:
         read_only = [path for path in self.texts if path not in self.programs]
         for path in read_only[:int(len(read_only) * fraction)]:
             del self.texts[path]
+            self.missing.discard(path)
             for strong in (False, True):
                 self._reaching.pop((path, strong), None)
         return dropped
@@ -164,6 +165,8 @@ class Project:
             text = self.read(path)
             if text is None:
                 self.missing.add(path)
+            else:
+                self.missing.discard(path)  # read again after a trim, and there now
             self.texts[path] = text or ""
         return self.texts[path]
 
