@@ -115,7 +115,9 @@ edits = st.lists(st.tuples(st.sampled_from(["model", "train"]), st.integers(0, 6
 EXAMPLES = int(os.environ.get("GRADGUARD_PROPERTY_EXAMPLES", "60"))
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Many random edit sequences leave a file that does not parse, and are set aside.
+@settings(max_examples=EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(edits)
 def test_after_any_edits_to_either_file_incremental_equals_fresh(
         sequence: list[tuple[str, int, str, str]]) -> None:

@@ -29,6 +29,7 @@ from gradguard.analysis.blocks import (
     resplit_blocks,
     split_blocks,
 )
+from gradguard.analysis.early_cutoff import function_named, summaries_unchanged
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.interpreter import SummaryCache
 from gradguard.analysis.program import (
@@ -73,9 +74,9 @@ class Block:
         self.start_line = start_line
         last = start_line + max(self.line_count, 1) - 1 if clamp else None
         if self.piece is not None:
-            self.piece.start_line, self.piece.clamp = start_line, last
+            self.piece.place(start_line, last)
         for piece, offset in self.methods.values():
-            piece.start_line, piece.clamp = start_line + offset, last
+            piece.place(start_line + offset, last)
 
 
 def _build(path: str, piece: BlockText, earlier: Block | None) -> Block:
@@ -107,7 +108,7 @@ def _method(block: Block, path: str, node: FunctionNode,
     kept = earlier.by_text.get(key) if earlier is not None else None
     if kept is not None:
         node, piece = kept
-        piece.start_line, piece.clamp = block.start_line + first - 1, None
+        piece.place(block.start_line + first - 1)
     else:
         piece = Piece(path, block.text, first, block.start_line + first - 1)
     block.methods[node] = (piece, first - 1)
@@ -167,6 +168,8 @@ class IncrementalDocument:
     blocks: list[Block] = field(default_factory=list)
     text: str = ""
     roots_run: int = 0
+    # Functions whose edit changed none of their summaries (their callers did not run).
+    summaries_cut_off: int = 0
     _cache: dict[str, _Cached] = field(default_factory=dict)
     _summaries: SummaryCache = field(default_factory=lambda: SummaryCache(indexed=True))
     _program: Program | None = None
@@ -202,11 +205,13 @@ class IncrementalDocument:
         self.revision += 1
         changed = None if self._program is None else \
             frozenset(changed_names(self._program, program) | elsewhere)
-        self._program = program
+        before, self._program = self._program, program
         programs: Mapping[str, Program | None] = {self.path: program}
         if self.project is not None:
             self.project.add(program, text)  # files importing this one see this text
             programs = self.project.programs
+        if changed and self.incremental:
+            changed = self._cut_off(changed, before, programs)
         self._forget_summaries(programs, changed)
         all_roots = roots(program, per_method=True)
         entries = [self._result(programs, root, changed) for root in all_roots]
@@ -231,6 +236,21 @@ class IncrementalDocument:
             self._baseline = max(count, MIN_SUMMARIES)
         elif count > 2 * self._baseline:
             self._summaries.trim(0.5)
+
+    def _cut_off(self, changed: frozenset[tuple[str, str]], before: Program | None,
+                 programs: Mapping[str, Program | None]) -> frozenset[tuple[str, str]]:
+        """``changed`` without the functions whose summaries all came out the same
+        from their new code: what called them stands."""
+        same = set()
+        for path, name in changed:
+            earlier = before if path == self.path else self._seen.get(path)
+            old = function_named(earlier, name)
+            new = function_named(programs.get(path), name)
+            if old is not None and new is not None and old.node is not new.node and \
+                    summaries_unchanged(self._summaries, programs, old, new):
+                same.add((path, name))
+                self.summaries_cut_off += 1
+        return changed - same
 
     def _changed_elsewhere(self) -> set[tuple[str, str]]:
         """What the other files this document read define differently now."""

@@ -38,6 +38,7 @@ from gradguard.analysis.findings import Finding, Site
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Reads
 from gradguard.analysis.values import (
     Lineage,
+    ModuleSpec,
     NnModule,
     Save,
     Sequential,
@@ -163,20 +164,35 @@ class _Shapes:
 
 def _placeholders(context: Context, autograd: Autograd) -> list[Obj]:
     """Copies of the context's objects, related as the originals are, saving nothing."""
+    return _copies(context.objects, autograd)
+
+
+def _copies(objects: list[Obj], autograd: Autograd,
+            before: list[object] | None = None) -> list[Obj]:
+    """Copies of ``objects``, related as they are; with ``before`` (their snapshot),
+    as they were when it was taken."""
     copies: list[Obj] = []
     memo: dict[int, Obj] = {}
-    for obj in context.objects:
+    for at, obj in enumerate(objects):
+        old = None if before is None else before[at]
         copy: Obj
         if isinstance(obj, Storage):
-            copy = autograd.new_storage(obj.leaf, obj.param)
-            copy.grad_off = obj.grad_off
+            leaf, grad_off = obj.leaf, obj.grad_off
+            if isinstance(old, tuple):
+                leaf, grad_off = old
+            copy = autograd.new_storage(leaf, obj.param)
+            copy.grad_off = grad_off
         elif isinstance(obj, NnModule):
-            copy = NnModule(obj.facts, obj.inplace, obj.piece, obj.node, identity=obj.identity,
-                            hooks=obj.hooks, switched=obj.switched)
+            inplace, hooks, switched = obj.inplace, obj.hooks, obj.switched
+            if isinstance(old, tuple):
+                inplace, hooks, switched = old
+            copy = NnModule(obj.facts, inplace, obj.piece, obj.node, identity=obj.identity,
+                            hooks=hooks, switched=switched)
         elif isinstance(obj, Sequential):
             copy = Sequential([], obj.piece, obj.node)
         else:
-            copy = Value(obj.kind, requires_grad=obj.requires_grad, view=obj.view,
+            grad = obj.requires_grad if not isinstance(old, _Snapshot) else old.requires_grad
+            copy = Value(obj.kind, requires_grad=grad, view=obj.view,
                          const=obj.const, name=obj.name, maybe_list=obj.maybe_list)
         memo[id(obj)] = copy
         copies.append(copy)
@@ -186,13 +202,20 @@ def _placeholders(context: Context, autograd: Autograd) -> list[Obj]:
         assert isinstance(found, Value)
         return found
 
-    for obj, copy in zip(context.objects, copies, strict=True):
+    for at, (obj, copy) in enumerate(zip(objects, copies, strict=True)):
+        old = None if before is None else before[at]
         if isinstance(obj, Sequential):
             assert isinstance(copy, Sequential)
-            copy.items = [same(item) for item in obj.items]
+            items = obj.items if old is None else old
+            copy.items = [same(item) for item in items]  # type: ignore[attr-defined]
         elif isinstance(obj, Value):
             assert isinstance(copy, Value)
             copy.storages = tuple(memo[id(s)] for s in obj.storages)  # type: ignore[misc]
+            if isinstance(old, _Snapshot):
+                obj = Value(obj.kind, obj.storages, old.requires_grad, view=obj.view,
+                            const=obj.const, name=obj.name, maybe_list=obj.maybe_list,
+                            items=old.items, spec=old.spec, attrs=old.attrs,
+                            params=obj.params, updates=obj.updates, element=obj.element)
             copy.items = None if obj.items is None else [same(item) for item in obj.items]
             spec = obj.spec
             copy.spec = memo[id(spec)] if isinstance(spec, (NnModule, Sequential)) \
@@ -210,6 +233,7 @@ class _Snapshot:
     requires_grad: bool | None
     attrs: dict[str, Value] | None
     items: list[Value] | None
+    spec: ModuleSpec | None
 
 
 def _snapshot(objects: list[Obj]) -> list[object]:
@@ -218,11 +242,12 @@ def _snapshot(objects: list[Obj]) -> list[object]:
         if isinstance(obj, Value):
             taken.append(_Snapshot(obj.requires_grad,
                                    None if obj.attrs is None else dict(obj.attrs),
-                                   None if obj.items is None else list(obj.items)))
+                                   None if obj.items is None else list(obj.items),
+                                   obj.spec))
         elif isinstance(obj, Storage):
             taken.append((obj.leaf, obj.grad_off))
         elif isinstance(obj, NnModule):
-            taken.append(obj.inplace)
+            taken.append((obj.inplace, obj.hooks, obj.switched))
         elif isinstance(obj, Sequential):
             taken.append(list(obj.items))
         else:
@@ -266,11 +291,11 @@ def _changes(objects: list[Obj], before: list[object]) -> list[Change]:
         elif isinstance(obj, Storage):
             if (obj.leaf, obj.grad_off) != old:
                 found.append(Change(at, leaf=obj.leaf, grad_off=obj.grad_off))
-        elif isinstance(obj, NnModule) and (obj.calls or obj.hooks or obj.inplace != old):
+        elif isinstance(obj, NnModule) and (obj.calls or obj.hooks or obj.inplace != old[0]):  # type: ignore[index]
             # Its hooks started as the caller's: those it ends with replace them.
             found.append(Change(at, calls=frozenset(obj.calls), hooks=obj.hooks,
-                                inplace=(obj.inplace, obj.switched) if obj.inplace != old
-                                else None))
+                                inplace=(obj.inplace, obj.switched)
+                                if obj.inplace != old[0] else None))  # type: ignore[index]
         elif isinstance(obj, Sequential) and isinstance(old, list) and (
                 len(obj.items) != len(old) or
                 any(a is not b for a, b in zip(obj.items, old, strict=True))):
@@ -297,6 +322,10 @@ class Summary:
     storages: list[Storage] = field(default_factory=list)
     # The constant inputs whose values the run looked at: it holds where they are equal.
     guard: Guard = ()
+    # Where each input is among the placeholders, and their state before the run: the
+    # context, for an editor to compute the summary again after an edit and compare.
+    inputs: tuple[int | None, ...] = ()
+    before: list[object] = field(default_factory=list)
 
     _names: frozenset[tuple[str, str]] | None = None
 
@@ -339,7 +368,15 @@ class Run:
         return Summary(function, self.placeholders, self.autograd.events,
                        list(self.autograd.findings.values()), result,
                        _changes(self.placeholders, self.before), reads, cut,
-                       self.autograd.storages, guard)
+                       self.autograd.storages, guard, self.inputs, self.before)
+
+
+def context_again(summary: Summary) -> Context:
+    """The context ``summary`` was computed in, made again from its placeholders as
+    they were before its run (new objects: the summary's own are left as they are)."""
+    copies = _copies(summary.placeholders, Autograd(), summary.before)
+    return context_of([None if at is None else copies[at]  # type: ignore[misc]
+                       for at in summary.inputs])
 
 
 def replay(summary: Summary, context: Context, autograd: Autograd,

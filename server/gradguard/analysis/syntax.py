@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import sys
 import threading
+import weakref
 from dataclasses import dataclass, field
 
 from gradguard.analysis.hazard import Span
@@ -199,6 +200,35 @@ class Piece:
     # keeps its last good tree, whose lines may now run past the block's end.
     clamp: int | None = None
     _lines: list[str] | None = field(default=None, repr=False)
+    # Earlier parses of the same code whose nodes are still referenced (an edit that left
+    # a function's summary the same keeps its callers' findings, which point into the
+    # earlier parse): they are placed wherever this piece is, for as long as they live.
+    _followers: list[weakref.ref[Piece]] = field(default_factory=list, repr=False)
+
+    def place(self, start_line: int, clamp: int | None = None) -> None:
+        """Put the piece (and the earlier parses following it) at ``start_line``."""
+        # Followers may lead others, and an undo can bring an earlier parse back to
+        # lead its own leader: each piece is placed once.
+        todo, seen = [self], {id(self)}
+        while todo:
+            piece = todo.pop()
+            piece.start_line, piece.clamp = start_line, clamp
+            alive = []
+            for ref in piece._followers:
+                follower = ref()
+                if follower is not None:
+                    alive.append(ref)
+                    if id(follower) not in seen:
+                        seen.add(id(follower))
+                        todo.append(follower)
+            piece._followers = alive
+
+    def lead(self, earlier: Piece) -> None:
+        """``earlier`` (a parse of the same code whose nodes lie where this one's do)
+        moves with this piece from now on."""
+        if earlier is not self:
+            self._followers.append(weakref.ref(earlier))
+        self.place(self.start_line, self.clamp)
 
     def line(self, number: int) -> str:
         """Line ``number`` of the parse (1-based), without its line end."""

@@ -117,10 +117,22 @@ class SummaryCache:
             self.variants.setdefault(context_key, []).append(summary.guard)
         self.entries[key] = summary
         self._by_path.setdefault(summary.function.path, set()).add(key)
+        if not self.indexed:
+            summary.before = []  # only an editor computes a summary again to compare
         if self.indexed:
             for name in summary.names:
                 self._by_name.setdefault(name, set()).add(key)
             self._by_piece.setdefault(id(summary.function.piece), set()).add(key)
+
+    def summaries_of(self, piece: Piece, node: ast.AST
+                     ) -> list[tuple[tuple[object, ...], Summary]]:
+        """(context key, summary) of each summary of the function at ``node``."""
+        found = []
+        for key in self._by_piece.get(id(piece), ()):
+            summary = self.entries.get(key)
+            if summary is not None and summary.function.node is node:
+                found.append((key[0], summary))  # type: ignore[misc]
+        return found  # type: ignore[return-value]
 
     def trim(self, fraction: float) -> None:
         """Drop that fraction of the summaries, those used least recently first (each is
