@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import gc
-import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from gradguard.analysis.blocks import defined_name, split_blocks
 from gradguard.analysis.findings import Finding, better
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.interpreter import SummaryCache
+from gradguard.analysis.prefilter import methods_reaching, reaching
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, Reads, build_program
 from gradguard.analysis.project import Project, read_file
 from gradguard.analysis.report import to_hazard
 from gradguard.analysis.roots import RootResult, roots, run_root
-from gradguard.analysis.signs import BUILD_WRITES, CANDIDATE, STRONG, TORCH, Signs
+from gradguard.analysis.signs import CANDIDATE, STRONG, TORCH
 from gradguard.analysis.suppression import is_suppressed
 from gradguard.analysis.syntax import Piece, SourceError, parse
 from gradguard.config import Selection
@@ -30,102 +29,6 @@ def may_hold_hazards(source: str, uncertain: bool = False) -> bool:
     if not CANDIDATE.search(source):
         return False
     return uncertain or TORCH.search(source)
-
-
-_WORD = re.compile(r"\w+")
-# Each word, and whether a call's parenthesis follows it: one pass over the text.
-_WORD_CALLED = re.compile(r"(\w+)(\s*\()?")
-
-
-_CLASS = re.compile(r"(?:\s*@.*\n)*\s*class\s")
-_INIT = re.compile(r"^([ \t]+)def __init__\b.*?(?=^\1(?:@|def |async def )|\Z)",
-                   re.MULTILINE | re.DOTALL)
-# A function that calls what it built (``Net()(x)``, ``Trainer().train(...)``,
-# ``m.forward(x)``) runs its methods; so does a script (the module's own statements).
-_USES_INSTANCE = re.compile(r"\)\s*\(|\)\s*\.\s*\w+\s*\(|\.forward\s*\(|\.__call__\s*\(")
-
-
-def reaching(source: str, imported: Callable[[str], str | None] | None = None,
-             candidate: Signs = CANDIDATE) -> set[str]:
-    """The top-level definitions whose interpretation can meet a write, a step or a
-    backward: those whose own text has one, and those that name such a definition or
-    use one of the ``imported`` classes that may. ``"<module>"`` stands for the
-    module's own statements.
-
-    A function that names a class only builds it (runs its ``__init__``) unless it
-    calls what it built: it reaches the class's writes only if ``__init__`` has one (a
-    registry of model-building functions builds every model, and runs none of them)."""
-    texts: dict[str, list[str]] = {}
-    for block in split_blocks(source):
-        texts.setdefault(defined_name(block.text) or "<module>", []).append(block.text)
-    names = set(texts)
-    classes = {name for name, parts in texts.items() if _CLASS.match(parts[-1])}
-    tokens = {name: _WORD_CALLED.findall("".join(parts)) for name, parts in texts.items()}
-    words = {name: {word for word, _ in found} for name, found in tokens.items()}
-    mentions = {name: used & names for name, used in words.items()}
-    # A function is run only where it is called (one passed along as a callback, say
-    # ``pretrained_filter_fn=fix_keys``, is not run by the code that passes it).
-    called = {name: {word for word, call in found if call} & names
-              for name, found in tokens.items()}
-    inits = {name: "".join(m.group(0) for m in _INIT.finditer(texts[name][-1]))
-             for name in classes}
-    builds = {name: set(_WORD.findall(inits[name])) & names for name in classes}
-    uses = {name for name, parts in texts.items()
-            if name in classes or name == "<module>" or _USES_INSTANCE.search("".join(parts))}
-    found = {name for name, parts in texts.items()
-             if any(candidate.search(part) for part in parts)}
-    # Classes whose construction alone can meet one: its __init__ writes a tensor, or
-    # calls a function that surely does (dictionaries and counters are filled in most).
-    surely = {name for name, parts in texts.items() if name not in classes and
-              any(STRONG.search(part) for part in parts)}
-    grew = True
-    while grew:
-        grew = False
-        for name in names - classes - surely:
-            if called[name] & surely:
-                surely.add(name)
-                grew = True
-    built = {name for name in classes
-             if BUILD_WRITES.search(inits[name]) or builds[name] & surely}
-    _spread(found, built, classes, mentions, called, builds, uses)
-    if imported is not None:
-        # Only now, and only for what is not reached yet, the names other files define
-        # (asking means reading, perhaps parsing, those files): a function that surely
-        # writes, or a class that can, for code that runs what it builds.
-        asked: dict[str, str | None] = {}
-
-        def ask(word: str, runs: bool) -> bool:
-            if word not in asked:
-                asked[word] = imported(word)
-            return asked[word] == "function" or (runs and asked[word] == "class")
-
-        more = {name for name in names - found
-                if any(ask(w, name in uses) for w in words[name] - names)}
-        if more:
-            found |= more
-            _spread(found, built, classes, mentions, called, builds, uses)
-    return found
-
-
-def _spread(found: set[str], built: set[str], classes: set[str],
-            mentions: dict[str, set[str]], called: dict[str, set[str]],
-            builds: dict[str, set[str]], uses: set[str]) -> None:
-    """Grow ``found`` (and ``built``) to every definition that runs one in it: calls a
-    function of it, or uses a class of it (builds one whose construction writes)."""
-    grew = True
-    while grew:
-        grew = False
-        for name in classes - built:
-            if builds[name] & built:
-                built.add(name)
-                grew = True
-        for name, used in mentions.items():
-            if name in found:
-                continue
-            runs = (found & classes if name in uses else built) & used
-            if runs or called[name] & (found - classes):
-                found.add(name)
-                grew = True
 
 
 def merge(results: Iterable[RootResult]) -> list[Finding]:
@@ -169,8 +72,9 @@ def analyze_source(source: str, selection: Selection | None = None,
     program = program_of(path, source)
     cache = SummaryCache()
     programs = {path: program}
-    findings = merge(run_root(programs, root, cache)
-                     for root in roots(program, reaching(source)))
+    wanted = reaching(source)
+    findings = merge(run_root(programs, root, cache) for root in
+                     roots(program, wanted, methods=methods_reaching(source, program, wanted)))
     if not findings:
         return []
     lines = source_lines(source)
@@ -225,14 +129,21 @@ def analyze_file(path: str, source: str, project: Project,
     project.add(program, source)  # kept while it is analysed, whatever the budget
     # What the pre-filter looks at in other files decides what runs: recorded too.
     looked = Reads()
-    wanted = reaching(source, lambda name: _imported_candidate(program, project, name,
-                                                               looked))
+    answers: dict[str, str | None] = {}
+
+    def imported(name: str) -> str | None:
+        if name not in answers:
+            answers[name] = _imported_candidate(program, project, name, looked)
+        return answers[name]
+
+    wanted = reaching(source, imported)
     if not wanted or not (may_hold_hazards(source, uncertain) or
                           _imports_torch_code(program, project, uncertain, looked)):
         return FileAnalysis({}, looked.paths() - {path})
+    methods = methods_reaching(source, program, wanted, lambda name: imported(name) is not None)
     cache = cache or SummaryCache()
     results = []
-    for root in roots(program, wanted):
+    for root in roots(program, wanted, methods=methods):
         results.append(run_root(project.programs, root, cache))
         _trim(project, cache)
     read = (looked.paths() | frozenset(p for result in results

@@ -36,8 +36,10 @@ class RootResult:
 
 
 def roots(program: Program, wanted: set[str] | None = None,
-          per_method: bool = False) -> list[Root]:
-    """Where interpretation starts; ``wanted`` limits it to the definitions named.
+          per_method: bool = False,
+          methods: Mapping[str, set[str]] | None = None) -> list[Root]:
+    """Where interpretation starts; ``wanted`` limits it to the definitions named, and
+    ``methods`` a class to the methods named (a class it leaves out has none).
 
     A class is one root whose methods each run on a copy of one instance ``__init__``
     built, or, with ``per_method``, one root per method, each building its own instance
@@ -58,14 +60,16 @@ def roots(program: Program, wanted: set[str] | None = None,
             found.append(Root(f"def {name}", (function.node,), _function_start(function),
                               site=(function.piece, function.node)))
     for info in program.classes.values():
-        methods = [m for name, m in info.methods.items() if name != "__init__"]
-        if not methods or not keep(info.name):
+        chosen = None if methods is None else methods.get(info.name, set())
+        run = [m for name, m in info.methods.items()
+               if name != "__init__" and (chosen is None or name in chosen)]
+        if not run or not keep(info.name):
             continue
         if not per_method:
-            found.append(Root(f"class {info.name}", (info.node,), _class_start(info, methods),
-                              info, (methods[0].piece, methods[0].node)))
+            found.append(Root(f"class {info.name}", (info.node,), _class_start(info, run),
+                              info, (run[0].piece, run[0].node)))
             continue
-        for method in methods:
+        for method in run:
             found.append(Root(f"class {info.name}.{method.name}", (method.node,),
                               _class_start(info, [method]), info, (method.piece, method.node)))
     return found

@@ -53,14 +53,14 @@ def parse(text: str) -> ast.Module:
                               error.offset or 1)
     except RecursionError:
         module = _parse_deep(text)
-        cut_deep_expressions(module)
+        cut_deep_expressions(module, text)
         return module
     except MemoryError:
         failure = SourceError("too large to parse")
     except ValueError as error:  # null bytes
         failure = SourceError(f"cannot parse: {error}")
     else:
-        cut_deep_expressions(module)
+        cut_deep_expressions(module, text)
         return module
     # Raised outside the handler: the error keeps no parser frames (an editor keeps it
     # for as long as the block stays broken).
@@ -111,35 +111,54 @@ class Skipped(ast.expr):
 _LEAVES = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
 
 
-def cut_deep_expressions(module: ast.Module) -> None:
+def cut_deep_expressions(module: ast.Module, text: str | None = None) -> None:
     """Replace each part of an expression deeper than :data:`MAX_NESTING` by a
     :class:`Skipped` node, so that nothing that walks the tree recursively goes deeper.
 
     Only expressions whose text is longer than the bound are walked: a level takes at
-    least one character, so a shorter one cannot be too deep."""
+    least one character, so a shorter one cannot be too deep. (With the ``text`` parsed,
+    the length of an expression over several lines is known too; without, such an
+    expression is walked.)"""
+    starts = _line_starts(text) if text is not None else None
     statements: list[ast.AST] = list(module.body)
     while statements:
         statement = statements.pop()
-        if not hasattr(statement, "body") and not _longer_than(statement, MAX_NESTING):
+        if not hasattr(statement, "body") and not _longer_than(statement, MAX_NESTING,
+                                                               starts):
             continue  # a short simple statement, most of them
         for child in ast.iter_child_nodes(statement):
             if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
                 statements.append(child)
-            elif not isinstance(child, _LEAVES) and _longer_than(child, MAX_NESTING):
-                _cut(child)
+            elif not isinstance(child, _LEAVES) and _longer_than(child, MAX_NESTING, starts):
+                _cut(child, starts)
 
 
-def _longer_than(node: ast.AST, size: int) -> bool:
+def _line_starts(text: str) -> list[int]:
+    """Where each line starts, in the UTF-8 bytes ``ast`` counts columns in (an upper
+    bound on characters: what :func:`_longer_than` needs)."""
+    starts = [0]
+    ascii_only = text.isascii()
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + (len(line) if ascii_only else len(line.encode("utf-8"))))
+    return starts
+
+
+def _longer_than(node: ast.AST, size: int, starts: list[int] | None = None) -> bool:
     line = getattr(node, "lineno", None)
     if line is None:
         return True  # ``arguments``, ``withitem``, ...: no position of their own
     end_line = getattr(node, "end_lineno", None) or line
+    begin = getattr(node, "col_offset", 0)
+    end = getattr(node, "end_col_offset", 0) or 0
     if end_line != line:
-        return True
-    return (getattr(node, "end_col_offset", 0) or 0) - getattr(node, "col_offset", 0) > size
+        if starts is None or end_line >= len(starts):
+            return True
+        begin += starts[line - 1]
+        end += starts[end_line - 1]
+    return end - begin > size
 
 
-def _cut(root: ast.AST) -> None:
+def _cut(root: ast.AST, starts: list[int] | None = None) -> None:
     stack: list[tuple[ast.AST, int]] = [(root, 1)]
     while stack:
         node, depth = stack.pop()
@@ -157,7 +176,7 @@ def _cut(root: ast.AST) -> None:
                         value[index] = skipped
                     else:
                         setattr(node, name, skipped)
-                elif _longer_than(item, MAX_NESTING - depth):
+                elif _longer_than(item, MAX_NESTING - depth, starts):
                     stack.append((item, depth + 1))  # else too short to reach the bound
 
 
