@@ -30,7 +30,7 @@ records, on that function's placeholders, the effects the callee had on them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gradguard.analysis.autograd import Autograd, BackwardEvent, Event, WriteEvent
@@ -168,13 +168,13 @@ def _placeholders(context: Context, autograd: Autograd) -> list[Obj]:
 
 
 def _copies(objects: list[Obj], autograd: Autograd,
-            before: list[object] | None = None) -> list[Obj]:
+            before: Mapping[int, object] | None = None) -> list[Obj]:
     """Copies of ``objects``, related as they are; with ``before`` (their snapshot),
     as they were when it was taken."""
     copies: list[Obj] = []
     memo: dict[int, Obj] = {}
     for at, obj in enumerate(objects):
-        old = None if before is None else before[at]
+        old = None if before is None else before.get(at)
         copy: Obj
         if isinstance(obj, Storage):
             leaf, grad_off = obj.leaf, obj.grad_off
@@ -203,7 +203,7 @@ def _copies(objects: list[Obj], autograd: Autograd,
         return found
 
     for at, (obj, copy) in enumerate(zip(objects, copies, strict=True)):
-        old = None if before is None else before[at]
+        old = None if before is None else before.get(at)
         if isinstance(obj, Sequential):
             assert isinstance(copy, Sequential)
             items = obj.items if old is None else old
@@ -322,10 +322,11 @@ class Summary:
     storages: list[Storage] = field(default_factory=list)
     # The constant inputs whose values the run looked at: it holds where they are equal.
     guard: Guard = ()
-    # Where each input is among the placeholders, and their state before the run: the
-    # context, for an editor to compute the summary again after an edit and compare.
+    # Where each input is among the placeholders, and the state before the run of
+    # those it changed: the context, for an editor to compute the summary again after
+    # an edit and compare.
     inputs: tuple[int | None, ...] = ()
-    before: list[object] = field(default_factory=list)
+    before: dict[int, object] = field(default_factory=dict)
 
     _names: frozenset[tuple[str, str]] | None = None
 
@@ -365,10 +366,11 @@ class Run:
                cut: int | None) -> Summary:
         guard = tuple(sorted((index, const_key(self.placeholders[index].const))  # type: ignore[union-attr]
                              for index in (self.watched[i] for i in self.observed)))
+        changes = _changes(self.placeholders, self.before)
         return Summary(function, self.placeholders, self.autograd.events,
-                       list(self.autograd.findings.values()), result,
-                       _changes(self.placeholders, self.before), reads, cut,
-                       self.autograd.storages, guard, self.inputs, self.before)
+                       list(self.autograd.findings.values()), result, changes, reads, cut,
+                       self.autograd.storages, guard, self.inputs,
+                       {change.index: self.before[change.index] for change in changes})
 
 
 def context_again(summary: Summary) -> Context:

@@ -118,7 +118,7 @@ class SummaryCache:
         self.entries[key] = summary
         self._by_path.setdefault(summary.function.path, set()).add(key)
         if not self.indexed:
-            summary.before = []  # only an editor computes a summary again to compare
+            summary.before = {}  # only an editor computes a summary again to compare
         if self.indexed:
             for name in summary.names:
                 self._by_name.setdefault(name, set()).add(key)
