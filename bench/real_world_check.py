@@ -6,6 +6,16 @@
 With ``--held-out`` it checks the held-out library of bench/real_trees.py (transformers,
 1.2 million lines; a few minutes) instead: precision on code nobody here tuned for.
 
+    .venv/bin/python bench/real_world_check.py --precision [--held-out] [--judge]
+
+With ``--precision`` it checks issue 27's trees (``PRECISION`` in bench/real_trees.py;
+with ``--held-out``, ``PRECISION_HELD_OUT``, first checked after the precision work) and
+matches every error and warning report with its record in bench/judged/verdicts.json
+(tree, version, file, line, rule, verdict, the script that judged it): per tree, the
+reports, how many are true, false and not judged yet (listed), and the precision of
+the judged ones. ``--judge`` also runs each record's script (in a venv of the pinned
+packages, made on first use) and says whether torch still agrees with the verdict.
+
 Prints the number of findings per rule (GG001..GG004) and per package, then every
 finding as ``path:line:column  CODE  message`` (with its related locations indented
 below it), so that a human can go through them one by one. Paths are relative to the
@@ -28,7 +38,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from real_trees import HELD_OUT, ensure_real_trees  # noqa: E402
+from real_trees import (  # noqa: E402
+    HELD_OUT,
+    PRECISION,
+    PRECISION_HELD_OUT,
+    cache_dir,
+    ensure_real_trees,
+    ensure_wheel_trees,
+)
+
+JUDGED = Path(__file__).resolve().parent / "judged"
+# What the judging scripts import: the released packages at the pinned versions (torch
+# and torchvision as the machine provides a pair that loads together).
+JUDGE_PACKAGES = ["torch==2.14.1", "torchvision==0.29.1", "kornia==0.9.0", "gpytorch==1.15.2",
+                  "lightly==1.6.0", "torchgeo==0.8.1"]
 
 RULE_CODES = ("GG001", "GG002", "GG003", "GG004")
 
@@ -93,6 +116,91 @@ def print_findings(name: str, found: list[dict], root: Path) -> None:
             print(f"    related: {describe_related(item, f['path'], root)}")
 
 
+def verdicts() -> list[dict]:
+    records: list[dict] = json.loads((JUDGED / "verdicts.json").read_text("utf-8"))
+    return records
+
+
+def record_for(records: list[dict], tree: str, version: str, report: dict,
+               root: Path) -> dict | None:
+    where = relative(report["path"], root)
+    return next((r for r in records if r["tree"] == tree and r["version"] == version
+                 and r["file"] == where and r["line"] == report["line"]
+                 and r["code"] == report["code"]), None)
+
+
+def print_precision(specs: dict[str, tuple[str, str]], jobs: int | None) -> None:
+    """Per tree: error and warning reports, judged true / false / not yet, precision."""
+    records = verdicts()
+    trees = ensure_wheel_trees(specs)
+    totals = Counter[str]()
+    unjudged: list[str] = []
+    print(f"{'tree':28} {'lines':>8} {'reports':>7} {'true':>5} {'false':>5} {'unjudged':>8}"
+          f" {'precision':>9}")
+    for name, tree in trees.items():
+        version = specs[name][0].partition("==")[2]
+        found, _ = gradguard_check([tree], jobs)
+        reports = [f for f in found if f.get("severity") in ("error", "warning")]
+        counts = Counter[str]()
+        for report in reports:
+            record = record_for(records, name, version, report, tree.parent)
+            if record is None:
+                counts["unjudged"] += 1
+                unjudged.append(f"{name} {version}  {relative(report['path'], tree.parent)}:"
+                                f"{report['line']}  {report['code']}  {report['message']}")
+            else:
+                counts["true" if record["verdict"] else "false"] += 1
+        totals.update(counts)
+        totals["reports"] += len(reports)
+        lines = sum(p.read_bytes().count(b"\n") for p in tree.rglob("*.py"))
+        totals["lines"] += lines
+        print(f"{name + ' ' + version:28} {lines:>8} {len(reports):>7} {counts['true']:>5}"
+              f" {counts['false']:>5} {counts['unjudged']:>8} {precision(counts):>9}")
+    print(f"{'all':28} {totals['lines']:>8} {totals['reports']:>7} {totals['true']:>5}"
+          f" {totals['false']:>5} {totals['unjudged']:>8} {precision(totals):>9}")
+    print("(target, issue 27: >= 90% of error and warning reports true, on the trees "
+          "together)")
+    if unjudged:
+        print("\nnot judged yet:")
+        for line in unjudged:
+            print(f"  {line}")
+
+
+def precision(counts: Counter[str]) -> str:
+    judged = counts["true"] + counts["false"]
+    return f"{100 * counts['true'] / judged:.0f}%" if judged else "-"
+
+
+def judge_all() -> int:
+    """Run every record's script in the judging venv; how many disagree with their
+    record (or could not run)."""
+    venv = cache_dir() / "judge-venv"
+    python = venv / "bin" / "python"
+    if not python.is_file():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", *JUDGE_PACKAGES],
+                       check=True)
+    wrong = 0
+    scripts: dict[str, list[dict]] = {}
+    for record in verdicts():
+        scripts.setdefault(record["script"], []).append(record)
+    for script, records in scripts.items():
+        proc = subprocess.run([str(python), str(JUDGED / script)], capture_output=True,
+                              text=True, cwd=JUDGED, timeout=600)
+        lines = proc.stdout.strip().splitlines()
+        outcome = json.loads(lines[-1]) if lines else {"raised": None}
+        expected = {r["verdict"] for r in records}
+        agrees = len(expected) == 1 and outcome.get("raised") is expected.pop()
+        wrong += not agrees
+        print(f"{'agrees ' if agrees else 'DISAGREES'}  {script}: torch raised="
+              f"{outcome.get('raised')}; records: "
+              + ", ".join(f"{r['file']}:{r['line']} {'true' if r['verdict'] else 'false'}"
+                          for r in records))
+        if not agrees and proc.stderr.strip():
+            print("    " + proc.stderr.strip().splitlines()[-1])
+    return wrong
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=None, help="passed to gradguard check")
@@ -105,7 +213,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--held-out", action="store_true",
                         help="check the held-out library (transformers) instead")
+    parser.add_argument("--precision", action="store_true",
+                        help="issue 27's trees: reports matched with bench/judged/ verdicts")
+    parser.add_argument("--judge", action="store_true",
+                        help="with --precision: run each verdict's script under torch")
     args = parser.parse_args(argv)
+    if args.precision:
+        print_precision(PRECISION_HELD_OUT if args.held_out else PRECISION, args.jobs)
+        return judge_all() if args.judge else 0
 
     trees = ensure_real_trees(packages=HELD_OUT) if args.held_out else ensure_real_trees()
     if args.only:
