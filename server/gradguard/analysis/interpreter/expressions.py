@@ -203,7 +203,6 @@ class Expressions:
         return Value("list", element=self.eval(expr.elt, inner))
 
     def eval_name(self, expr: ast.Name, frame: Frame) -> Value:
-        run = self.state.run
         name = expr.id
         found = frame.env.get(name)
         if found is not None:
@@ -211,11 +210,11 @@ class Expressions:
         if name in _NAMED_CONSTANTS:
             return constant(_NAMED_CONSTANTS[name])
         program = frame.program
-        reads = run.reads
+        reads = self.state.run.reads
         definition = program.class_info(name, reads) or program.function(name, reads)
         if definition is not None:
             return Value("function", const=definition)
-        return Value("function", name=program.alias(name, run.reads) or name)
+        return Value("function", name=program.alias(name, reads) or name)
 
     def eval_attribute(self, expr: ast.Attribute, frame: Frame) -> Value:
         return self.attribute_of(self.eval(expr.value, frame), expr, frame)
