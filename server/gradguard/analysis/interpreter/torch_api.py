@@ -46,8 +46,9 @@ _CONTAINERS = {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDic
 
 
 class TorchApi:
-    """What a call of the torch API does, by its qualified name. Reads the tables and
-    the run under way; plans a fix (``plans``) where a function writes in place."""
+    """What the torch API does: a call by its qualified name, a tensor method no trace
+    covers, an optimizer's step, ``requires_grad`` switched. Reads the tables and the
+    run under way; plans a fix (``plans``) where a function writes in place."""
 
     def __init__(self, state: State, plans: FixPlanning) -> None:
         self.state = state
@@ -288,6 +289,7 @@ def modules_in(value: Value) -> list[Value]:
 
 
 def parameter_storages(module: Value, depth: int = 0) -> list[Storage]:
+    """The storages of a module's parameters and of those of the modules it holds."""
     found: list[Storage] = [] if module.params is None else [module.params]
     if depth > 6:
         return found
