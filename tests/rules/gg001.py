@@ -858,3 +858,45 @@ VALID += [
         sum(o.sum() for o in outs).backward()
     """),
 ]
+
+# Issue 27: what runs only without a graph, what autograd keeps a copy of, and what is
+# decidable, on code nobody here wrote (kornia, gpytorch, lightly, mmcv's spelling).
+INVALID += [
+    case("GG001: pow_ with a tensor exponent keeps its result, which a later write breaks", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = (x * 2).pow_(torch.full((4,), 2.0))
+        y.mul_(3)  # expect: GG001
+        y.sum().backward()
+    """),
+    case("GG001: the write is in the arm that runs when the tensor requires grad", """
+        import torch
+
+        def scaled(t):
+            y = torch.sigmoid(t)
+            if y.requires_grad:
+                y.mul_(2)  # expect: GG001
+            return y
+
+        scaled(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: the write is in the arm that runs when grad mode is on", """
+        import torch
+
+        def shifted(t):
+            y = t.exp()
+            if torch.is_grad_enabled():
+                y.add_(1)  # expect: GG001
+            return y
+
+        shifted(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: a version check that holds under this torch", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        if torch.__version__ != "parrots":
+            y.mul_(2)  # expect: GG001
+        y.sum().backward()
+    """),
+]
