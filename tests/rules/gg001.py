@@ -900,3 +900,64 @@ INVALID += [
         y.sum().backward()
     """),
 ]
+
+VALID += [
+    case("GG001: pow_ with a scalar exponent keeps its own copy of the input", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = (x * 2).pow_(2)
+        y.mul_(3)
+        y.sum().backward()
+    """),
+    case("GG001: the write is in the arm that runs only when no graph is recorded", """
+        import torch
+
+        def scaled(t):
+            y = torch.sigmoid(t)
+            if y.requires_grad:
+                return y * 2
+            y.mul_(2)
+            return y
+
+        scaled(torch.randn(4, requires_grad=True)).sum().backward()
+        with torch.no_grad():
+            scaled(torch.randn(4))
+    """),
+    case("GG001: the fast in-place path is taken only with grad mode off", """
+        import torch
+
+        def shifted(t):
+            y = t.exp()
+            if not torch.is_grad_enabled():
+                y.add_(1)
+                return y
+            return y + 1
+
+        shifted(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: a helper says whether a graph is being recorded", """
+        import torch
+
+        def no_graph(*tensors):
+            return not (torch.is_grad_enabled() and any(t.requires_grad for t in tensors))
+
+        def eligible(a, b):
+            return a.is_contiguous() and no_graph(a, b)
+
+        def shifted(t, u):
+            y = t.exp()
+            if eligible(t, u):
+                y.add_(1)
+            return y
+
+        shifted(torch.randn(4, requires_grad=True), torch.randn(4)).sum().backward()
+    """),
+    case("GG001: a vendor build's branch, never taken under this torch", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        if torch.__version__ == "parrots":
+            y.mul_(2)
+        y.sum().backward()
+    """),
+]

@@ -542,6 +542,10 @@ class Calls:
             return owner
         if f"{name}#dim" in self.facts.methods and by_dim(args, kwargs):
             name = f"{name}#dim"
+        elif f"{name}#scalar" in self.facts.methods and args and args[0].kind == "const":
+            # ``x.pow_(2)``: no tensor operand, and what autograd keeps differs (pow_
+            # keeps its own copy of the input; with a tensor exponent, its result).
+            name = f"{name}#scalar"
         effect = self.facts.methods.get(name) or self.facts.inplace_method(name)
         if effect is None:
             return self.torch_api.untraced_method(owner, name, args)

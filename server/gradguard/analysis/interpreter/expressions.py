@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gradguard.analysis.findings import Finding
+from gradguard.analysis.graph_guards import GRAPH, polarity, returned_expression
 from gradguard.analysis.interpreter.classes import has_layer_parameters
 from gradguard.analysis.interpreter.state import (
     MAPPING,
@@ -20,7 +21,9 @@ from gradguard.analysis.interpreter.state import (
     is_text,
     text_of,
 )
+from gradguard.analysis.program import FunctionInfo
 from gradguard.analysis.syntax import Skipped
+from gradguard.analysis.torch_version import TorchVersion
 from gradguard.analysis.values import (
     NnModule,
     Save,
@@ -227,6 +230,9 @@ class Expressions:
         if owner.kind == "function":
             if owner.const is not None:
                 return unknown()
+            if f"{owner.name}.{attr}" == "torch.__version__":
+                # Known: the torch the facts come from (a vendor build's branch is not).
+                return constant(TorchVersion(self.state.facts.torch_version))
             return Value("function", name=f"{owner.name}.{attr}")
         if owner.kind == "module":
             if owner.attrs is not None and attr in owner.attrs:
@@ -248,6 +254,8 @@ class Expressions:
             if attr in ("T", "mT", "H", "mH", "real", "imag"):
                 return Value("tensor", owner.storages, owner.requires_grad, view="view",
                              history=(owner,))
+            if attr == "requires_grad" and owner.requires_grad is not None:
+                return constant(bool(owner.requires_grad))
             if attr in ("shape", "ndim", "dtype", "device", "is_leaf", "requires_grad"):
                 return constant(UNKNOWN_INT)
             if attr == "grad":
@@ -365,6 +373,20 @@ class Expressions:
             return bool(value.const)
         if value.kind == "module":
             return True
+        if self.state.run.autograd.grad_enabled:
+            # Not known: the branch a run that records a graph takes (no other run can
+            # reach a backward), when the condition says which one that is.
+            found = polarity(expr, lambda node: frame.program.qualify(node, self.state.run.reads),
+                             lambda call: self.returned(call, frame))
+            if found is not None:
+                return found == GRAPH
+        return None
+
+    def returned(self, call: ast.Call, frame: Frame) -> ast.expr | None:
+        """What the user function ``call`` calls returns, when that is one expression."""
+        called = self.eval(call.func, frame)
+        if isinstance(called.const, FunctionInfo):
+            return returned_expression(called.const.node)
         return None
 
     def comparands(self, expr: ast.Compare, frame: Frame) -> list[Value]:

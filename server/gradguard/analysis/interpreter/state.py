@@ -85,6 +85,9 @@ class Frame:
     program: Program
     self_value: Value | None = None
     returns: list[Value] = field(default_factory=list)
+    # Whether every way through the statements run so far returned or raised: what
+    # follows them in their block does not run.
+    done: bool = False
 
 
 AttrJournal = list[tuple[dict[str, Value], str, Value | None]]

@@ -82,6 +82,8 @@ class Statements:
             for index, statement in enumerate(statements):
                 position.index = index
                 self.exec_statement(statement, frame)
+                if frame.done:
+                    break
         finally:
             run.positions.pop()
             run.block = outer
@@ -108,14 +110,18 @@ class Statements:
             self.exec_for(statement, frame)
         elif isinstance(statement, ast.While):
             self.exec_loop_body(statement.body, frame)
+            frame.done = False  # the loop may run no time, or break
         elif isinstance(statement, (ast.With, ast.AsyncWith)):
             self.exec_with(statement, frame)
         elif isinstance(statement, (ast.Try, ast.TryStar)):
-            self.exec_block(statement.body, frame)
-            for handler in statement.handlers:
-                self.exec_block(handler.body, frame)
-            self.exec_block(statement.orelse, frame)
-            self.exec_block(statement.finalbody, frame)
+            # Each part as if the one before it may have stopped anywhere.
+            for part in [statement.body, *(h.body for h in statement.handlers),
+                         statement.orelse, statement.finalbody]:
+                frame.done = False
+                self.exec_block(part, frame)
+            frame.done = False
+        elif isinstance(statement, ast.Raise):
+            frame.done = True
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             outer = {name: value.const for name, value in frame.env.items()
                      if value.kind == "function" and isinstance(value.const, FunctionInfo)}
@@ -142,6 +148,7 @@ class Statements:
             value = constant(None) if statement.value is None else \
                 self.expressions.eval(statement.value, frame)
             frame.returns.append(value)
+            frame.done = True
 
     def exec_augassign(self, statement: ast.AugAssign, frame: Frame) -> None:
         run = self.state.run
@@ -221,6 +228,7 @@ class Statements:
         outer, outer_attrs = autograd.journal, run.attr_journal
         autograd.journal, run.attr_journal = [], []
         self.exec_block(first, frame)
+        first_done, frame.done = frame.done, False
         first_saves, first_attrs = autograd.journal, run.attr_journal
         for storage, save in reversed(first_saves):
             autograd.take_back(storage, save)
@@ -236,6 +244,8 @@ class Statements:
         frame.env = dict(before_env)
         autograd.journal, run.attr_journal = [], []
         self.exec_block(second, frame)
+        second_done = frame.done
+        frame.done = first_done and second_done
         second_saves, second_attrs = autograd.journal, run.attr_journal
         for storage, save in first_saves:
             autograd.give_back(storage, save)
@@ -250,6 +260,12 @@ class Statements:
             outer.extend(first_saves + second_saves)
         if outer_attrs is not None:
             outer_attrs.extend(first_attrs + second_attrs)
+        if first_done != second_done:
+            # What follows runs only after the arm that did not return: its names hold.
+            if first_done:
+                return
+            frame.env = after_first_env
+            return
         merged: dict[str, Value] = {}
         for name in after_first_env.keys() | frame.env.keys():
             a = after_first_env.get(name)
@@ -275,6 +291,8 @@ class Statements:
             for item in list(iterable.items):
                 self.bind(statement.target, item, frame)
                 self.exec_block(statement.body, frame)
+                if frame.done:
+                    break  # an item whose turn returns ends the loop, and the function
         else:
             for second in (False, True):
                 with self.iteration(second):
@@ -283,13 +301,16 @@ class Statements:
                         element.row = SelectRows(statement.iter, header)
                     self.bind(statement.target, element, frame)
                     self.exec_block(statement.body, frame)
-        self.exec_block(statement.orelse, frame)
+                    frame.done = False  # the loop may run no time
+        if not frame.done:
+            self.exec_block(statement.orelse, frame)
 
     def exec_loop_body(self, body: Sequence[ast.stmt], frame: Frame) -> None:
         # Twice: a write in the second iteration can break what the first one saved.
         for second in (False, True):
             with self.iteration(second):
                 self.exec_block(body, frame)
+                frame.done = False  # the loop may run no time, or break
 
     @contextmanager
     def iteration(self, second: bool) -> Iterator[None]:

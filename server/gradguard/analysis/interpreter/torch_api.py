@@ -66,6 +66,8 @@ class TorchApi:
         facts = self.facts
         piece = frame.piece
         label = text_of(piece, call.func)
+        if name == "torch.is_grad_enabled":
+            return constant(run.autograd.grad_enabled)
         if name in facts.modules:
             module = facts.modules[self.module_variant(name, kwargs)]
             inplace = self.flag(module.ctor_inplace, call, args, kwargs)
