@@ -961,3 +961,29 @@ VALID += [
         y.sum().backward()
     """),
 ]
+
+INVALID += [
+    case("GG001: a slice of a tensor is a view: writing it writes what sigmoid saved", """
+        import torch
+        x = torch.randn(4, 3, requires_grad=True)
+        h = torch.sigmoid(x)
+        rows = h[1:]
+        rows[0] = 0  # expect: GG001
+        h.sum().backward()
+    """),
+]
+
+VALID += [
+    case("GG001: a slice of a list is a new list: assigning its slot writes no tensor", """
+        import torch
+        import torch.nn as nn
+
+        norms = nn.ModuleList([nn.LayerNorm(3) for _ in range(2)])
+        x = torch.randn(4, 3, requires_grad=True)
+        features = [x * 1, x * 2, x * 3]
+        features = features[1:]
+        for i, norm in enumerate(norms):
+            features[i] = norm(features[i])
+        sum(f.sum() for f in features).backward()
+    """),
+]

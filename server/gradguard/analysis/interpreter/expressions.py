@@ -264,6 +264,18 @@ class Expressions:
             return owner.attrs[attr]  # torch.return_types: ``x.topk(k).indices``
         return unknown()
 
+    def list_slice(self, owner: Value, part: ast.Slice, frame: Frame) -> Value:
+        """``items[2:]``: a new list of the same items (known where the bounds are)."""
+        bounds = [None if b is None else self.eval(b, frame)
+                  for b in (part.lower, part.upper, part.step)]
+        known = [None if b is None else b.const if b.kind == "const" and
+                 isinstance(b.const, int) and b.const not in UNKNOWN else False
+                 for b in bounds]
+        if owner.items is not None and all(k is not False for k in known) and known[2] != 0:
+            self.state.observe(*(b for b in bounds if b is not None))
+            return Value("list", items=owner.items[slice(*known)])
+        return Value("list", element=self.element_of(owner))
+
     def eval_subscript(self, expr: ast.Subscript, frame: Frame) -> Value:
         owner = self.eval(expr.value, frame)
         if owner.kind == "list":
@@ -277,6 +289,8 @@ class Expressions:
                 return self.distinct(owner.element.items[1])
             if owner.view == "multi":
                 return self.element_of(owner)
+            if isinstance(expr.slice, ast.Slice):
+                return self.list_slice(owner, expr.slice, frame)
             index = self.single_index(expr, frame)
             if owner.items is not None and isinstance(index, int) and \
                     -len(owner.items) <= index < len(owner.items):
