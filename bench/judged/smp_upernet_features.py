@@ -5,10 +5,9 @@ Judged false. ``features`` is the encoder's list of feature maps, and ``features
 a new list: the assignment replaces a list slot, no tensor is written.
 """
 
+import segmentation_models_pytorch as smp
 import torch
 from judge import judge
-
-import segmentation_models_pytorch as smp
 
 
 def training() -> None:
