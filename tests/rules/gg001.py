@@ -987,3 +987,61 @@ VALID += [
         sum(f.sum() for f in features).backward()
     """),
 ]
+
+INVALID += [
+    case("GG001: a helper blends in place what sigmoid, applied under a flag, saved", """
+        import torch
+        import torch.nn as nn
+
+
+        def blend(dst, src, alpha):
+            dst.mul_(1 - alpha).add_(src, alpha=alpha)  # expect: GG001
+            return dst
+
+
+        class Net(nn.Module):
+            def __init__(self, use_act):
+                super().__init__()
+                self.use_act = use_act
+
+            def forward(self, x, y):
+                h = x * 1
+                if self.use_act:
+                    h = torch.sigmoid(h)
+                return blend(h, y, 0.5)
+
+
+        x = torch.randn(4, requires_grad=True)
+        Net(True)(x, torch.randn(4)).sum().backward()
+    """),
+]
+
+VALID += [
+    case("GG001: a helper blends in place the layer's new output or the unsaved input", """
+        import torch
+        import torch.nn as nn
+
+
+        def blend(dst, src, alpha):
+            dst.mul_(1 - alpha).add_(src, alpha=alpha)
+            return dst
+
+
+        class Net(nn.Module):
+            def __init__(self, use_act):
+                super().__init__()
+                self.use_act = use_act
+                self.act = nn.GELU()
+
+            def forward(self, x, y):
+                h = x * 1
+                if self.use_act:
+                    h = self.act(h)
+                return blend(h, y, 0.5)
+
+
+        for flag in (True, False):
+            x = torch.randn(4, requires_grad=True)
+            Net(flag)(x, torch.randn(4)).sum().backward()
+    """),
+]
