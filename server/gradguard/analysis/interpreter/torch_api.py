@@ -200,6 +200,9 @@ class TorchApi:
             if output and letters <= set(output) and "torch.einsum#broadcast" in \
                     self.facts.functions:
                 return "torch.einsum#broadcast"
+        scalar = f"{name}#scalar"
+        if scalar in self.facts.functions and len(args) > 1 and args[1].kind == "const":
+            return scalar  # torch.pow(x, 2): no tensor exponent to keep
         if name.endswith("adaptive_avg_pool2d") or name.endswith("adaptive_max_pool2d"):
             if len(args) > 1 and args[1].kind == "const" and args[1].const == 1 and \
                     f"{name}#1" in self.facts.functions:
