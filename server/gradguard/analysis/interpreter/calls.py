@@ -540,13 +540,15 @@ class Calls:
             flag = args[0] if args else kwargs.get("requires_grad")
             self.torch_api.set_requires_grad(owner, flag)
             return owner
+        key = name
         if f"{name}#dim" in self.facts.methods and by_dim(args, kwargs):
-            name = f"{name}#dim"
+            key = name = f"{name}#dim"
         elif f"{name}#scalar" in self.facts.methods and args and args[0].kind == "const":
             # ``x.pow_(2)``: no tensor operand, and what autograd keeps differs (pow_
-            # keeps its own copy of the input; with a tensor exponent, its result).
-            name = f"{name}#scalar"
-        effect = self.facts.methods.get(name) or self.facts.inplace_method(name)
+            # keeps its own copy of the input; with a tensor exponent, its result). The
+            # method keeps its name: the fix renames it.
+            key = f"{name}#scalar"
+        effect = self.facts.methods.get(key) or self.facts.inplace_method(name)
         if effect is None:
             return self.torch_api.untraced_method(owner, name, args)
         inplace = self.torch_api.flag(effect.inplace_flag, call, [owner, *args], kwargs)
