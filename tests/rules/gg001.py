@@ -969,7 +969,7 @@ INVALID += [
         h = torch.sigmoid(x)
         rows = h[1:]
         rows[0] = 0  # expect: GG001
-        h.sum().backward()
+        rows.sum().backward()
     """),
 ]
 
