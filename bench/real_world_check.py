@@ -51,7 +51,8 @@ JUDGED = Path(__file__).resolve().parent / "judged"
 # What the judging scripts import: the released packages at the pinned versions (torch
 # and torchvision as the machine provides a pair that loads together).
 JUDGE_PACKAGES = ["torch==2.14.1", "torchvision==0.29.1", "kornia==0.9.0", "gpytorch==1.15.2",
-                  "lightly==1.6.0", "torchgeo==0.8.1", "requests"]
+                  "lightly==1.6.0", "torchgeo==0.8.1", "requests",
+                  "segmentation-models-pytorch==0.6.0"]
 
 RULE_CODES = ("GG001", "GG002", "GG003", "GG004")
 

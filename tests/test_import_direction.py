@@ -116,6 +116,22 @@ def test_the_modules_of_a_layer_import_each_other_without_cycles(layer: str) -> 
     assert _cycles({m for m in MODULES if _layer(m) == layer}) == []
 
 
+# The interpreter's parts, bottom up: each imports only those before it. The way back up
+# (an expression that is a call, or binds a name) is handed over by the evaluator, which
+# builds the parts; no part declares what another provides.
+INTERPRETER = ["state", "classes", "expressions", "fix_planning", "torch_api", "statements",
+               "calls", "evaluator"]
+
+
+def test_the_interpreter_parts_import_only_the_parts_below_them() -> None:
+    prefix = "gradguard.analysis.interpreter."
+    assert {m.removeprefix(prefix) for m in MODULES if m.startswith(prefix)} == \
+        set(INTERPRETER), "a new part of the interpreter: say where it sits"
+    for index, name in enumerate(INTERPRETER):
+        above = {prefix + part for part in INTERPRETER[index + 1:]}
+        assert sorted(GRAPH[prefix + name] & above) == [], name
+
+
 def test_the_rule_catalogue_and_the_text_module_import_no_libcst() -> None:
     for name in ("gradguard.text", "gradguard.rules"):
         if name in MODULES:

@@ -900,3 +900,148 @@ INVALID += [
         y.sum().backward()
     """),
 ]
+
+VALID += [
+    case("GG001: pow_ with a scalar exponent keeps its own copy of the input", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = (x * 2).pow_(2)
+        y.mul_(3)
+        y.sum().backward()
+    """),
+    case("GG001: the write is in the arm that runs only when no graph is recorded", """
+        import torch
+
+        def scaled(t):
+            y = torch.sigmoid(t)
+            if y.requires_grad:
+                return y * 2
+            y.mul_(2)
+            return y
+
+        scaled(torch.randn(4, requires_grad=True)).sum().backward()
+        with torch.no_grad():
+            scaled(torch.randn(4))
+    """),
+    case("GG001: the fast in-place path is taken only with grad mode off", """
+        import torch
+
+        def shifted(t):
+            y = t.exp()
+            if not torch.is_grad_enabled():
+                y.add_(1)
+                return y
+            return y + 1
+
+        shifted(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: a helper says whether a graph is being recorded", """
+        import torch
+
+        def no_graph(*tensors):
+            return not (torch.is_grad_enabled() and any(t.requires_grad for t in tensors))
+
+        def eligible(a, b):
+            return a.is_contiguous() and no_graph(a, b)
+
+        def shifted(t, u):
+            y = t.exp()
+            if eligible(t, u):
+                y.add_(1)
+            return y
+
+        shifted(torch.randn(4, requires_grad=True), torch.randn(4)).sum().backward()
+    """),
+    case("GG001: a vendor build's branch, never taken under this torch", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        if torch.__version__ == "parrots":
+            y.mul_(2)
+        y.sum().backward()
+    """),
+]
+
+INVALID += [
+    case("GG001: a slice of a tensor is a view: writing it writes what sigmoid saved", """
+        import torch
+        x = torch.randn(4, 3, requires_grad=True)
+        h = torch.sigmoid(x)
+        rows = h[1:]
+        rows[0] = 0  # expect: GG001
+        rows.sum().backward()
+    """),
+]
+
+VALID += [
+    case("GG001: a slice of a list is a new list: assigning its slot writes no tensor", """
+        import torch
+        import torch.nn as nn
+
+        norms = nn.ModuleList([nn.LayerNorm(3) for _ in range(2)])
+        x = torch.randn(4, 3, requires_grad=True)
+        features = [x * 1, x * 2, x * 3]
+        features = features[1:]
+        for i, norm in enumerate(norms):
+            features[i] = norm(features[i])
+        sum(f.sum() for f in features).backward()
+    """),
+]
+
+INVALID += [
+    case("GG001: a helper blends in place what sigmoid, applied under a flag, saved", """
+        import torch
+        import torch.nn as nn
+
+
+        def blend(dst, src, alpha):
+            dst.mul_(1 - alpha).add_(src, alpha=alpha)  # expect: GG001
+            return dst
+
+
+        class Net(nn.Module):
+            def __init__(self, use_act):
+                super().__init__()
+                self.use_act = use_act
+
+            def forward(self, x, y):
+                h = x * 1
+                if self.use_act:
+                    h = torch.sigmoid(h)
+                return blend(h, y, 0.5)
+
+
+        x = torch.randn(4, requires_grad=True)
+        Net(True)(x, torch.randn(4)).sum().backward()
+    """),
+]
+
+VALID += [
+    case("GG001: a helper blends in place the layer's new output or the unsaved input", """
+        import torch
+        import torch.nn as nn
+
+
+        def blend(dst, src, alpha):
+            dst.mul_(1 - alpha).add_(src, alpha=alpha)
+            return dst
+
+
+        class Net(nn.Module):
+            def __init__(self, use_act):
+                super().__init__()
+                self.use_act = use_act
+                self.act = nn.GELU()
+
+            def forward(self, x, y):
+                h = x * 1
+                if self.use_act:
+                    h = self.act(h)
+                return blend(h, y, 0.5)
+
+
+        for flag in (True, False):
+            x = torch.randn(4, requires_grad=True)
+            Net(flag)(x, torch.randn(4)).sum().backward()
+    """),
+]

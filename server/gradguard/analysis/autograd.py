@@ -84,6 +84,9 @@ class WriteEvent:
     exempt: tuple[Save, ...] = ()
     # Through ``.data``: past autograd's version check.
     silent: bool = False
+    # Which input of the summary the write went through (its index among the
+    # placeholders), if one did: the caller's value for it may exempt saves of its own.
+    written: int | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,8 @@ class Autograd:
     journal: list[tuple[Storage, Save]] | None = None
     # While a summary is computed: the ids of its inputs' storages, and what befell them.
     inputs: set[int] | None = None
+    # ... and the ids of its input values, by their index among the placeholders.
+    input_values: dict[int, int] | None = None
     events: list[Event] = field(default_factory=list)
     # How many backwards ran (a function that runs one is where its loss is reached).
     backwards: int = 0
@@ -290,17 +295,19 @@ class Autograd:
                 self._check_leaf_and_views(target, piece, node, op, layer, confidence):
             # Autograd raises at the write itself; nothing after it happens.
             return
+        written = None if self.input_values is None else self.input_values.get(id(target))
         for storage in target.storages:
             self.write_one(storage, piece, node, op, layer, confidence, place, target.exempt,
-                           silent)
+                           silent, written)
 
     def write_one(self, storage: Storage, piece: Piece, node: ast.AST, op: str,
                   layer: NnModule | None, confidence: Confidence,
                   place: Place | None, exempt: tuple[Save, ...] = (),
-                  silent: bool = False) -> None:
+                  silent: bool = False, written: int | None = None) -> None:
         if self._recorded(storage):
             self.events.append(WriteEvent(storage, piece, node, op, confidence, place,
-                                          layer, self.plan, self.via, exempt, silent))
+                                          layer, self.plan, self.via, exempt, silent,
+                                          written))
         self.write_storage(storage, piece, node, op, layer, confidence, place, exempt, silent)
 
     def write_storage(self, storage: Storage, piece: Piece, node: ast.AST, op: str,

@@ -59,21 +59,26 @@ def summaries_unchanged(cache: SummaryCache, programs: Mapping[str, Program | No
         return False  # nothing called it through a summary: what used it is unknown
     evaluator = Evaluator(load(), programs, cache, RunState(Autograd()))
     new: list[tuple[tuple[object, ...], Summary]] = []
-    for key, summary in old:
-        grad, allowed, repeating = bool(key[1]), bool(key[2]), bool(key[3])
-        fills = cast(tuple[str | None, ...], key[4])
-        context_key = key[5]
-        context = context_again(summary)
-        if context.key != context_key:
-            return False
-        evaluator.repeating = 1 if repeating else 0
-        try:
-            again = evaluator._summarise(after, context, fills, grad, allowed)  # noqa: SLF001
-        except (OutOfBudget, RecursionError):
-            return False
-        if again.cut is not None or fingerprint(summary, before) != fingerprint(again, after):
-            return False
-        new.append(((id(after.node), *key[1:]), again))
+    try:
+        for key, summary in old:
+            grad, allowed, repeating = bool(key[1]), bool(key[2]), bool(key[3])
+            fills = cast(tuple[str | None, ...], key[4])
+            context_key = key[5]
+            context = context_again(summary)
+            if context.key != context_key:
+                return False
+            evaluator.state.repeating = 1 if repeating else 0
+            try:
+                again = evaluator.calls._summarise(  # noqa: SLF001
+                    after, context, fills, grad, allowed)
+            except (OutOfBudget, RecursionError):
+                return False
+            if again.cut is not None or \
+                    fingerprint(summary, before) != fingerprint(again, after):
+                return False
+            new.append(((id(after.node), *key[1:]), again))
+    finally:
+        evaluator.close()
     for key, summary in new:
         cache.add(key, summary)
     after.piece.lead(before.piece)

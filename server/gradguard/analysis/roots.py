@@ -91,16 +91,18 @@ def _class_start(info: ClassInfo,
         built = dict(instance.attrs or {})
         for method in methods:
             instance.attrs = dict(built)
-            evaluator.run.autograd.forget_graph()
-            evaluator.steps = 0
+            evaluator.state.run.autograd.forget_graph()
+            evaluator.state.steps = 0
             is_static = method.name in info.staticmethods
             site = (method.piece, method.node)
             try:
                 evaluator.run_function(method, None if is_static else instance, info)
             except OutOfBudget:  # the others are still followed
-                _stopped(evaluator.run.autograd, site, f"{info.name}.{method.name}", TOO_LONG)
+                _stopped(evaluator.state.run.autograd, site, f"{info.name}.{method.name}",
+                         TOO_LONG)
             except RecursionError:
-                _stopped(evaluator.run.autograd, site, f"{info.name}.{method.name}", TOO_DEEP)
+                _stopped(evaluator.state.run.autograd, site, f"{info.name}.{method.name}",
+                         TOO_DEEP)
 
     return start
 
@@ -117,8 +119,10 @@ def run_root(programs: Mapping[str, Program | None], root: Root,
         _stopped(autograd, root.site, root.key, TOO_LONG)
     except RecursionError:
         _stopped(autograd, root.site, root.key, TOO_DEEP)
+    finally:
+        evaluator.close()
     release(autograd)
-    return RootResult(tuple(autograd.findings.values()), evaluator.run.reads)
+    return RootResult(tuple(autograd.findings.values()), evaluator.state.run.reads)
 
 
 TOO_LONG = f"more than {MAX_STEPS:,} steps to follow"

@@ -345,6 +345,8 @@ class Run:
         self.autograd = Autograd(grad_enabled=grad_enabled)
         self.placeholders = _placeholders(context, self.autograd)
         self.autograd.inputs = {id(p) for p in self.placeholders if isinstance(p, Storage)}
+        self.autograd.input_values = {id(p): index for index, p in enumerate(self.placeholders)
+                                      if isinstance(p, Value)}
         self.before = _snapshot(self.placeholders)
         self.inputs = context.inputs
         # The constant inputs whose values a context leaves out: looking at one of them
@@ -434,10 +436,19 @@ class _Replay:
         autograd = self.autograd
         if isinstance(event, WriteEvent):
             autograd.via, autograd.plan = via + event.via, event.plan
+            exempt = tuple(self.save_of(s) for s in event.exempt)
+            written = None
+            if event.written is not None:
+                # Written through an input: the saves the caller's value for it exempts
+                # (one arm's, on a tensor it holds only when the other arm ran) too.
+                caller = self.context.objects[event.written]
+                if isinstance(caller, Value):
+                    exempt += caller.exempt
+                    if autograd.input_values is not None:
+                        written = autograd.input_values.get(id(caller))
             autograd.write_one(self.storage_of(event.storage), event.piece, event.node,
                                event.op, self.layer_of(event.layer), event.confidence,
-                               event.place, tuple(self.save_of(s) for s in event.exempt),
-                               event.silent)
+                               event.place, exempt, event.silent, written)
         elif isinstance(event, BackwardEvent):
             autograd.via, autograd.plan = via + event.via, None
             loss = None if event.loss is None else self.lineage(event.loss)

@@ -8,6 +8,9 @@ import functools
 
 from gradguard.analysis.findings import Site
 from gradguard.analysis.fix_plans import CloneIfUsedLater, Plan, SelectRows, is_dotted
+from gradguard.analysis.interpreter.classes import class_of, is_sequential
+from gradguard.analysis.interpreter.expressions import Expressions
+from gradguard.analysis.interpreter.fix_planning import FixPlanning
 from gradguard.analysis.interpreter.state import (
     GRAD_OFF,
     MAPPING,
@@ -18,7 +21,10 @@ from gradguard.analysis.interpreter.state import (
     RunState,
     State,
     by_dim,
+    text_of,
 )
+from gradguard.analysis.interpreter.statements import Statements
+from gradguard.analysis.interpreter.torch_api import TorchApi, parameter_storages
 from gradguard.analysis.program import ClassInfo, FunctionInfo, decorator_names
 from gradguard.analysis.reach import demote_unreached
 from gradguard.analysis.summaries import Context, Run, Summary, context_of, replay
@@ -95,23 +101,37 @@ def free_names(node: ast.AST) -> tuple[str, ...]:
     return tuple(name for name in read if name not in bound)
 
 
-class Calls(State):
+class Calls:
+    """Runs calls: evaluates the arguments (``expressions``), then what is called, a
+    user function through its summary (its body run by ``statements``), a module, a
+    method, or the torch API (``torch_api``)."""
+
+    def __init__(self, state: State, expressions: Expressions, statements: Statements,
+                 torch_api: TorchApi, plans: FixPlanning) -> None:
+        self.state = state
+        self.facts = state.facts
+        self.expressions = expressions
+        self.statements = statements
+        self.torch_api = torch_api
+        self.plans = plans
+
     # -- entry points -----------------------------------------------------------------
 
     def run_function(self, function: FunctionInfo, self_value: Value | None,
                      info: ClassInfo | None) -> None:
         """Run a function as an entry point, with the arguments a caller would pass."""
+        run = self.state.run
         args: list[Value] = []
-        program = self.program_at(function.path)
+        program = self.state.program_at(function.path)
         if function.name == "forward" and info is not None and \
-                program.is_module_class(info, self.run.reads):
+                program.is_module_class(info, run.reads):
             # A module's forward is called with tensors. The first is taken to be the
             # activation a network passes on, which requires grad in training; whether
             # the others do (masks, targets) depends on the caller.
             params = function.node.args.args
             required = params[:len(params) - len(function.node.args.defaults)][1:]
             for index, param in enumerate(required):
-                tensor = self.run.autograd.fresh(True if index == 0 else None)
+                tensor = run.autograd.fresh(True if index == 0 else None)
                 if is_container(param.annotation):
                     # ``features: list[Tensor]``: ``features[i] = ...`` replaces an item.
                     args.append(Value("list", element=tensor))
@@ -123,38 +143,16 @@ class Calls(State):
     def instantiate(self, info: ClassInfo, site: Site | None, args: list[Value],
                     kwargs: dict[str, Value]) -> Value:
         """A user class instance: its attributes are whatever ``__init__`` assigns."""
-        params = self.run.autograd.new_storage(param=True, leaf=True)
+        run = self.state.run
+        params = run.autograd.new_storage(param=True, leaf=True)
         instance = Value("module", spec=UserModule(info.path, info.name,
                                                    None if site is None else site[1]),
                          attrs={},
                          params=params)
-        found = self.program_at(info.path).method(info, "__init__", self.run.reads)
+        found = self.state.program_at(info.path).method(info, "__init__", run.reads)
         if found is not None:
             self.call_function(found[1], args, kwargs, instance, site)
         return instance
-
-    def has_layer_parameters(self, spec: UserModule) -> bool:
-        """Whether a user class derives from a torch layer with parameters (``class
-        CatConv2d(nn.Conv2d)``): its ``weight`` and ``bias`` are that layer's."""
-        info = self.class_of(spec)
-        for _ in range(MAX_DEPTH):  # a chain of the project's own classes, bounded
-            if info is None:
-                return False
-            module = next((self.facts.modules[base] for base in info.bases
-                           if base in self.facts.modules), None)
-            if module is not None:
-                return module.has_parameters
-            program = self.program_at(info.path)
-            parents = [program.class_info(base.rpartition(".")[2], self.run.reads)
-                       for base in info.bases]
-            info = next((parent for parent in parents if parent is not None), None)
-        return False
-
-    def class_of(self, spec: UserModule) -> ClassInfo | None:
-        program = self.programs.get(spec.path)
-        if program is None:
-            return None
-        return program.class_info(spec.class_name, self.run.reads)
 
     # -- user functions, through summaries ----------------------------------------------
 
@@ -162,17 +160,19 @@ class Calls(State):
                       kwargs: dict[str, Value], self_value: Value | None,
                       site: Site | None) -> Value:
         """Apply ``function``'s summary for the values it is given (computed if new)."""
+        state = self.state
+        run = state.run
         node = function.node
-        if len(self.stack) >= MAX_DEPTH or node in self.stack:
+        if len(state.stack) >= MAX_DEPTH or node in state.stack:
             # Recursion is cut where it closes: a summary computed inside that loop holds
             # wherever it is used; one cut by the depth bound holds only where it was made.
-            level = self.stack.index(node) if node in self.stack else -1
-            self.run.cut = level if self.run.cut is None else min(self.run.cut, level)
+            level = state.stack.index(node) if node in state.stack else -1
+            run.cut = level if run.cut is None else min(run.cut, level)
             return unknown()
         names = decorator_names(node)
         inputs, fills = self._bind(function, args, kwargs, self_value,
                                    "staticmethod" in names)
-        script = self.scripts.get(function.path)
+        script = state.scripts.get(function.path)
         if script is not None:
             # The globals it reads, as the script has bound them so far: inputs too.
             for name in free_names(node):
@@ -180,27 +180,27 @@ class Calls(State):
                 if value is not None and value.kind != "function":
                     inputs.append(value)
                     fills += (f"{_GLOBAL}{name}",)
-        grad = self.run.autograd.grad_enabled
+        grad = run.autograd.grad_enabled
         if any(n in GRAD_OFF or n.split(".")[-1] in ("no_grad", "inference_mode")
                for n in names):
             grad = False
         context = context_of(inputs)
-        allowed = self.run.autograd.mutation_allowed
-        key = (id(node), grad, allowed, self.repeating > 0, fills, context.key)
-        summary = self.cache.find(key, context)
+        allowed = run.autograd.mutation_allowed
+        key = (id(node), grad, allowed, state.repeating > 0, fills, context.key)
+        summary = state.cache.find(key, context)
         if summary is None or summary.function.node is not node:
             summary = self._summarise(function, context, fills, grad, allowed)
             if summary.cut is None:
-                self.cache.add(key, summary)
+                state.cache.add(key, summary)
         else:
-            self.run.reads.update(summary.reads)
+            run.reads.update(summary.reads)
         # What the callee looked at, the caller's run has looked at too.
-        self.observe(*(found for index, _ in summary.guard
-                       if isinstance(found := context.objects[index], Value)))
-        via = self.run.autograd.via
-        if site is not None and self.stack:
+        state.observe(*(found for index, _ in summary.guard
+                        if isinstance(found := context.objects[index], Value)))
+        via = run.autograd.via
+        if site is not None and state.stack:
             via = via + (site,)
-        return replay(summary, context, self.run.autograd, self.run.attr_journal, via)
+        return replay(summary, context, run.autograd, run.attr_journal, via)
 
     @staticmethod
     def _bind(function: FunctionInfo, args: list[Value], kwargs: dict[str, Value],
@@ -240,26 +240,27 @@ class Calls(State):
 
     def _summarise(self, function: FunctionInfo, context: Context,
                    fills: tuple[str | None, ...], grad: bool, allowed: bool) -> Summary:
-        self.cache.computed += 1
+        state = self.state
+        state.cache.computed += 1
         summary_run = Run(context, grad)
         summary_run.autograd.mutation_allowed = allowed
-        caller = self.run
-        inner = self.run = RunState(summary_run.autograd, watched=summary_run.watched,
-                                    observed=summary_run.observed)
-        level = len(self.stack)
-        self.stack.append(function.node)
+        caller = state.run
+        inner = state.run = RunState(summary_run.autograd, watched=summary_run.watched,
+                                     observed=summary_run.observed)
+        level = len(state.stack)
+        state.stack.append(function.node)
         try:
             frame = self._frame(function, summary_run, fills)
-            self.exec_block(function.node.body, frame)
+            self.statements.exec_block(function.node.body, frame)
         except BaseException:
-            self.run = caller
+            state.run = caller
             # What was found before the run stopped still stands.
             for finding in list(summary_run.autograd.findings.values()):
                 caller.autograd.report(finding)
             raise
         finally:
-            self.stack.pop()
-        self.run = caller
+            state.stack.pop()
+        state.run = caller
         caller.reads.update(inner.reads)
         cut = inner.cut
         if cut is not None and cut >= level:
@@ -273,13 +274,13 @@ class Calls(State):
         if frame.returns:
             result = frame.returns[0]
             for value in frame.returns[1:]:
-                result = self.join(result, value)
+                result = state.join(result, value)
         return summary_run.finish(function, result, inner.reads, cut)
 
     def _frame(self, function: FunctionInfo, run: Run,
                fills: tuple[str | None, ...]) -> Frame:
         spec = function.node.args
-        program = self.program_at(function.path)
+        program = self.state.program_at(function.path)
         frame = Frame({name: Value("function", const=info)
                        for name, info in function.outer.items()},
                       function.piece, program, run.input(0))
@@ -297,7 +298,7 @@ class Calls(State):
             if given is not None:
                 frame.env[param.arg] = given
             elif fill == _DEFAULT and default is not None:
-                frame.env[param.arg] = self.eval(default, empty)
+                frame.env[param.arg] = self.expressions.eval(default, empty)
             else:
                 frame.env[param.arg] = as_annotated(param, unknown())
         if spec.vararg is not None:
@@ -315,21 +316,21 @@ class Calls(State):
         func = call.func
         piece = frame.piece
         if isinstance(func, ast.Attribute):
-            owner = self.eval(func.value, frame)
+            owner = self.expressions.eval(func.value, frame)
             attrs = owner.attrs or {}
             if func.attr in attrs:
                 callee = attrs[func.attr]  # self.relu(x): a module held by self
             elif owner.kind != "function":
                 return self.call_method(owner, func.attr, call, frame)
             else:
-                callee = self.attribute_of(owner, func, frame)
+                callee = self.expressions.attribute_of(owner, func, frame)
         else:
-            callee = self.eval(func, frame)
+            callee = self.expressions.eval(func, frame)
         if callee.kind == "module":
             args = self.arguments(call, frame)[0]
             first = call.args[0] if call.args and \
                 not isinstance(call.args[0], ast.Starred) else None
-            return self.call_module(callee, args, piece, call, self.text(piece, func), first)
+            return self.call_module(callee, args, piece, call, text_of(piece, func), first)
         if callee.kind != "function":
             return unknown()
         const = callee.const
@@ -348,15 +349,15 @@ class Calls(State):
         kwargs: dict[str, Value] = {}
         for arg in call.args:
             if isinstance(arg, ast.Starred):
-                value = self.eval(arg.value, frame)
+                value = self.expressions.eval(arg.value, frame)
                 if value.kind == "list" and value.items is not None:
                     args.extend(value.items)
                 else:
                     args.append(Value("list"))
             else:
-                args.append(self.eval(arg, frame))
+                args.append(self.expressions.eval(arg, frame))
         for keyword in call.keywords:
-            value = self.eval(keyword.value, frame)
+            value = self.expressions.eval(keyword.value, frame)
             if keyword.arg is not None:
                 kwargs[keyword.arg] = value
         return args, kwargs
@@ -364,7 +365,7 @@ class Calls(State):
     def call_named(self, name: str, call: ast.Call, frame: Frame) -> Value:
         """A call of a dotted name: a class or function of the project, or a torch API."""
         args, kwargs = self.arguments(call, frame)
-        definition = frame.program.definition(name, self.run.reads)
+        definition = frame.program.definition(name, self.state.run.reads)
         if isinstance(definition, ClassInfo):
             return self.instantiate(definition, (frame.piece, call), args, kwargs)
         if isinstance(definition, FunctionInfo):
@@ -384,7 +385,7 @@ class Calls(State):
             return Value("list", items=None if args[0].items is None else list(args[0].items),
                          view=args[0].view, storages=args[0].storages)
         if name == "dict" and len(args) == 1 and not kwargs:
-            pair = self.element_of(args[0]) if args[0].kind == "list" else None
+            pair = self.expressions.element_of(args[0]) if args[0].kind == "list" else None
             if pair is not None and pair.kind == "list" and pair.items is not None and \
                     len(pair.items) == 2:
                 # ``dict(model.named_parameters())``: a mapping of unknown keys, each item
@@ -414,14 +415,14 @@ class Calls(State):
                                         for i, item in enumerate(args[0].items)])
         if name == "enumerate" and args:
             return Value("list", element=Value(
-                "list", items=[constant(UNKNOWN_INT), self.element_of(args[0])]))
-        return self.call_torch(name, call, frame, args, kwargs)
+                "list", items=[constant(UNKNOWN_INT), self.expressions.element_of(args[0])]))
+        return self.torch_api.call_torch(name, call, frame, args, kwargs)
 
     def instance_of(self, value: Value, classes: ast.expr, frame: Frame) -> bool | None:
         """``isinstance(value, classes)`` when the value's class is known: a torch layer
         against torch.nn classes, a tensor against ``torch.Tensor``."""
         parts = classes.elts if isinstance(classes, ast.Tuple) else [classes]
-        names = [frame.program.qualify(part, self.run.reads) for part in parts]
+        names = [frame.program.qualify(part, self.state.run.reads) for part in parts]
         if any(name is None for name in names):
             return None
         spec = value.spec
@@ -445,31 +446,15 @@ class Calls(State):
             return False
         return None
 
-    def submodules(self, module: Value, depth: int = 0) -> list[Value]:
-        """``module.modules()``: the module and every module inside it, in order."""
-        found = [module]
-        if depth > 6:
-            return found
-        children: list[Value] = []
-        if isinstance(module.spec, Sequential):
-            children.extend(module.spec.items)
-        for value in (module.attrs or {}).values():
-            if value.kind == "module":
-                children.append(value)
-            elif value.kind == "list" and value.items:
-                children.extend(item for item in value.items if item.kind == "module")
-        for child in children:
-            found.extend(self.submodules(child, depth + 1))
-        return list({id(m): m for m in found}.values())
-
     def row_of(self, value: Value, call: ast.Call, position: int) -> Value:
         """An element of ``zip``'s argument at ``position``; a row of a tensor knows
         where it was iterated (its fix makes the rows single views)."""
-        element = self.element_of(value)
+        run = self.state.run
+        element = self.expressions.element_of(value)
         node = call.args[position] if position < len(call.args) else None
-        if element.row is True and self.run.place is not None and node is not None and \
+        if element.row is True and run.place is not None and node is not None and \
                 not any(isinstance(arg, ast.Starred) for arg in call.args):
-            element.row = SelectRows(node, self.run.place)
+            element.row = SelectRows(node, run.place)
         return element
 
     def small_range(self, args: list[Value]) -> Value:
@@ -478,19 +463,20 @@ class Calls(State):
         of ``x``, not any one of them); otherwise a number not known."""
         if len(args) == 1 and args[0].kind == "const" and type(args[0].const) is int and \
                 0 <= args[0].const <= MAX_RANGE:
-            self.observe(args[0])
+            self.state.observe(args[0])
             return Value("list", items=[constant(n) for n in range(args[0].const)])
         return constant(UNKNOWN_INT)
 
     def dynamic_attribute(self, name: str, args: list[Value], frame: Frame) -> Value:
         """``setattr(m, 'conv%d' % i, block)`` and ``getattr(m, 'conv%d' % i)``: a name
         not known stands for every attribute set with a name not known (``ANY_ATTR``)."""
+        run = self.state.run
         owner, key = args[0], args[1]
-        self.observe(key)
+        self.state.observe(key)
         text = key.const if key.kind == "const" and isinstance(key.const, str) else None
         if name == "getattr":
             if text is not None:
-                return self.attribute(owner, text)
+                return self.expressions.attribute(owner, text)
             found = (owner.attrs or {}).get(ANY_ATTR)
             if found is None and isinstance(owner.spec, NnModule) and \
                     owner.spec.facts.has_parameters and owner.params is not None:
@@ -502,19 +488,20 @@ class Calls(State):
             attr = text if text is not None else ANY_ATTR
             value = args[2]
             before = owner.attrs.get(attr)
-            if self.run.attr_journal is not None:
-                self.run.attr_journal.append((owner.attrs, attr, before))
+            if run.attr_journal is not None:
+                run.attr_journal.append((owner.attrs, attr, before))
             owner.attrs[attr] = value if before is None or text is not None else \
-                self.join(before, value)
+                self.state.join(before, value)
         return constant(None)
 
     def call_method(self, owner: Value, name: str, call: ast.Call, frame: Frame) -> Value:
+        run = self.state.run
         piece = frame.piece
         if owner.kind == "module":
             return self.call_module_method(owner, name, call, frame)
         if owner.kind == "optimizer":
             if name == "step":
-                self.optimizer_step(owner, piece, call)
+                self.torch_api.optimizer_step(owner, piece, call)
             return constant(None)
         if owner.kind == "list" and owner.name == MAPPING and \
                 name not in ("items", "values", "keys", "get"):
@@ -544,72 +531,63 @@ class Calls(State):
         args, kwargs = self.arguments(call, frame)
         if not is_tensorish(owner):
             return unknown()
-        label = f"{self.text(piece, call.func)}()"
+        label = f"{text_of(piece, call.func)}()"
         if name == "backward":
-            self.run.autograd.backward(piece, call, retain=self.retains(kwargs),
-                                       place=self.run.place, loss=owner)
+            run.autograd.backward(piece, call, retain=self.state.retains(kwargs),
+                                  place=run.place, loss=owner)
             return constant(None)
         if name == "requires_grad_":
-            self.set_requires_grad(owner, args[0] if args else kwargs.get("requires_grad"))
+            flag = args[0] if args else kwargs.get("requires_grad")
+            self.torch_api.set_requires_grad(owner, flag)
             return owner
+        key = name
         if f"{name}#dim" in self.facts.methods and by_dim(args, kwargs):
-            name = f"{name}#dim"
-        effect = self.facts.methods.get(name) or self.facts.inplace_method(name)
+            key = name = f"{name}#dim"
+        elif f"{name}#scalar" in self.facts.methods and args and args[0].kind == "const":
+            # ``x.pow_(2)``: no tensor operand, and what autograd keeps differs (pow_
+            # keeps its own copy of the input; with a tensor exponent, its result). The
+            # method keeps its name: the fix renames it.
+            key = f"{name}#scalar"
+        effect = self.facts.methods.get(key) or self.facts.inplace_method(name)
         if effect is None:
-            return self.untraced_method(owner, name, args)
-        effect = effect.with_inplace(self.flag(effect.inplace_flag, call, [owner, *args],
-                                               kwargs) is True)
+            return self.torch_api.untraced_method(owner, name, args)
+        inplace = self.torch_api.flag(effect.inplace_flag, call, [owner, *args], kwargs)
+        effect = effect.with_inplace(inplace is True)
         operands = [owner] + [a for a in args if is_tensorish(a)]
-        plan = self.method_plan(call, name, owner, frame) if effect.writes else None
-        with self.fixing(plan):
-            return self.run.autograd.apply(effect, piece, call, label, operands,
-                                           place=self.run.place)
-
-    def set_requires_grad(self, owner: Value, flag: Value | None) -> None:
-        """``x.requires_grad_(flag)`` or ``x.requires_grad = flag`` (no flag: on). A tensor
-        that did not require grad becomes a leaf that does."""
-        self.observe(flag)
-        on = flag is None or (flag.kind == "const" and bool(flag.const))
-        off = flag is not None and flag.kind == "const" and not flag.const
-        if owner.view is not None:
-            owner.requires_grad = True if on else owner.requires_grad
-            return
-        for storage in owner.storages:
-            if on and (owner.requires_grad is False or storage.grad_off):
-                storage.leaf, storage.grad_off = True, False
-            elif off and storage.leaf:
-                storage.leaf, storage.grad_off = False, True
-        owner.requires_grad = True if on else False if off else owner.requires_grad
+        plan = self.plans.method_plan(call, name, owner, frame) if effect.writes else None
+        with self.state.fixing(plan):
+            return run.autograd.apply(effect, piece, call, label, operands,
+                                      place=run.place)
 
     def call_module_method(self, owner: Value, name: str, call: ast.Call,
                            frame: Frame) -> Value:
         args, kwargs = self.arguments(call, frame)
         if isinstance(owner.spec, UserModule):
             # The class's own method first: ``Trainer().train(...)`` is not Module.train.
-            info = self.class_of(owner.spec)
+            info = class_of(self.state, owner.spec)
             found = None if info is None else \
-                self.program_at(info.path).method(info, name, self.run.reads)
+                self.state.program_at(info.path).method(info, name, self.state.run.reads)
             if found is not None:
                 owner_info, method = found
                 bound = None if name in owner_info.staticmethods else owner
                 return self.call_function(method, args, kwargs, bound, (frame.piece, call))
         if name == "parameters":
-            storages = tuple(self.parameter_storages(owner))
+            storages = tuple(parameter_storages(owner))
             parameter = Value("tensor", storages, True)
             return Value("list", updates=[owner], element=parameter)
         if name in ("modules", "named_modules"):
-            inside = self.submodules(owner)
+            inside = submodules(owner)
             if name == "named_modules":
                 inside = [Value("list", items=[constant(UNKNOWN_STR), m]) for m in inside]
             return Value("list", items=inside)
         if name == "named_parameters":
             # (name, parameter) pairs: an update loop over them writes the parameters.
-            storages = tuple(self.parameter_storages(owner))
+            storages = tuple(parameter_storages(owner))
             pair = Value("list", items=[constant(UNKNOWN_STR),
                                         Value("tensor", storages, True)])
             return Value("list", updates=[owner], element=pair)
         if name in ("eval", "train") and owner.attrs is not None:
-            self.observe(*args[:1])
+            self.state.observe(*args[:1])
             mode = name == "train" and not (args and args[0].kind == "const" and
                                             args[0].const is False)
             owner.attrs["training"] = constant(mode)
@@ -627,14 +605,14 @@ class Calls(State):
             return owner if name == "append" else constant(None)
         if name in ("register_buffer", "register_parameter", "add_module") and \
                 len(args) > 1 and owner.attrs is not None:
-            self.observe(args[0])
+            self.state.observe(args[0])
             key = args[0].const if args[0].kind == "const" else None
             if isinstance(key, str):
                 owner.attrs[key] = args[1]
             return constant(None)
         if name == "forward":
             return self.call_module(owner, args, frame.piece, call,
-                                    self.text(frame.piece, call.func))
+                                    text_of(frame.piece, call.func))
         if name == "register_forward_hook" and args and isinstance(owner.spec, NnModule) and \
                 isinstance(args[0].const, FunctionInfo):
             owner.spec.hooks = owner.spec.hooks + (args[0].const,)
@@ -644,6 +622,7 @@ class Calls(State):
                     label: str, argument: ast.expr | None = None) -> Value:
         """Call a module on ``args``; ``argument`` is the caller's expression for the
         input, when the module receives it directly (to fix a write into it)."""
+        run = self.state.run
         spec = module.spec
         if isinstance(spec, NnModule):
             facts = spec.facts
@@ -657,13 +636,13 @@ class Calls(State):
                 # Its call edits its own weight under no_grad (Embedding's max_norm): a
                 # weight edit that a backward through earlier uses of it trips over. No
                 # step to move: the call is the forward itself.
-                grad = self.run.autograd.grad_enabled
-                self.run.autograd.grad_enabled = False
+                grad = run.autograd.grad_enabled
+                run.autograd.grad_enabled = False
                 try:
-                    self.run.autograd.write(Value("tensor", (module.params,), True), piece, node,
-                                        label)
+                    run.autograd.write(Value("tensor", (module.params,), True), piece, node,
+                                       label)
                 finally:
-                    self.run.autograd.grad_enabled = grad
+                    run.autograd.grad_enabled = grad
             operands = args[:1]
             if operands and facts.index_input and is_tensorish(operands[0]):
                 # Indices (an Embedding's input) never require grad, whatever else is
@@ -677,13 +656,13 @@ class Calls(State):
             spec.calls.add(node)
             plan: Plan | None = None
             if spec.inplace is True and argument is not None and is_dotted(argument) and \
-                    self.run.place is not None:
-                plan = CloneIfUsedLater(argument, self.run.place, self.later_statements())
-            with self.fixing(plan):
-                output = self.run.autograd.apply(effect, piece, node, described, operands,
-                                             layer=spec if spec.inplace is True else None)
+                    run.place is not None:
+                plan = CloneIfUsedLater(argument, run.place, self.statements.later_statements())
+            with self.state.fixing(plan):
+                output = run.autograd.apply(effect, piece, node, described, operands,
+                                            layer=spec if spec.inplace is True else None)
             if facts.outputs is not None:
-                output = self.run.autograd.tuple_around(output, facts.outputs)
+                output = run.autograd.tuple_around(output, facts.outputs)
             for hook in spec.hooks:
                 # ``output.requires_grad_(True)`` in a hook (transformers'
                 # enable_input_require_grads) makes the output a leaf that requires grad.
@@ -695,30 +674,30 @@ class Calls(State):
             return output
         if isinstance(spec, Sequential):
             value = args[0] if args else unknown()
-            outer = self.run.autograd.via
-            self.run.autograd.via = outer + ((piece, node),)
+            outer = run.autograd.via
+            run.autograd.via = outer + ((piece, node),)
             try:
                 for index, item in enumerate(spec.items):
                     item_piece, item_node = piece, node
                     if isinstance(item.spec, (NnModule, Sequential)):
                         item_piece, item_node = item.spec.piece, item.spec.node
-                    item_label = self.text(item_piece, item_node) if item_node is not node \
+                    item_label = text_of(item_piece, item_node) if item_node is not node \
                         else label
                     value = self.call_module(item, [value], item_piece, item_node, item_label,
                                              argument if index == 0 else None)
             finally:
-                self.run.autograd.via = outer
+                run.autograd.via = outer
             return value
         if isinstance(spec, UserModule):
-            info = self.class_of(spec)
+            info = class_of(self.state, spec)
             found = None
             if info is not None:
-                program = self.program_at(info.path)
-                found = program.method(info, "forward", self.run.reads) or \
-                    program.method(info, "__call__", self.run.reads)
+                program = self.state.program_at(info.path)
+                found = program.method(info, "forward", run.reads) or \
+                    program.method(info, "__call__", run.reads)
             if found is not None:
                 return self.call_function(found[1], args, {}, module, (piece, node))
-            if info is not None and self.is_sequential(info) and module.attrs is not None:
+            if info is not None and is_sequential(self.state, info) and module.attrs is not None:
                 # ``class ConvBlock(nn.Sequential)`` filled by ``add_module``: its layers
                 # run in the order they were added.
                 layers = [v for v in module.attrs.values() if v.kind == "module"]
@@ -727,16 +706,20 @@ class Calls(State):
                                         label, argument)
         return unknown()
 
-    def is_sequential(self, info: ClassInfo) -> bool:
-        """Whether a user class derives from ``nn.Sequential`` (through its own classes)."""
-        current: ClassInfo | None = info
-        for _ in range(MAX_DEPTH):
-            if current is None:
-                return False
-            if "torch.nn.Sequential" in current.bases:
-                return True
-            program = self.program_at(current.path)
-            parents = [program.class_info(base.rpartition(".")[2], self.run.reads)
-                       for base in current.bases]
-            current = next((parent for parent in parents if parent is not None), None)
-        return False
+
+def submodules(module: Value, depth: int = 0) -> list[Value]:
+    """``module.modules()``: the module and every module inside it, in order."""
+    found = [module]
+    if depth > 6:
+        return found
+    children: list[Value] = []
+    if isinstance(module.spec, Sequential):
+        children.extend(module.spec.items)
+    for value in (module.attrs or {}).values():
+        if value.kind == "module":
+            children.append(value)
+        elif value.kind == "list" and value.items:
+            children.extend(item for item in value.items if item.kind == "module")
+    for child in children:
+        found.extend(submodules(child, depth + 1))
+    return list({id(m): m for m in found}.values())

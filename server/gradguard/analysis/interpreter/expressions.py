@@ -1,4 +1,5 @@
-"""Expressions: names, attributes, subscripts, operators, comparisons, comprehensions."""
+"""Expressions: names, attributes, subscripts, operators, comparisons, comprehensions,
+and what iterating a value gives."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 from gradguard.analysis.findings import Finding
+from gradguard.analysis.graph_guards import GRAPH, polarity, returned_expression
+from gradguard.analysis.interpreter.classes import has_layer_parameters
 from gradguard.analysis.interpreter.state import (
     MAPPING,
     MAX_UNROLL,
@@ -16,9 +19,11 @@ from gradguard.analysis.interpreter.state import (
     Frame,
     State,
     is_text,
+    text_of,
 )
-from gradguard.analysis.interpreter.statements import index_parts
+from gradguard.analysis.program import FunctionInfo
 from gradguard.analysis.syntax import Skipped
+from gradguard.analysis.torch_version import TorchVersion
 from gradguard.analysis.values import (
     NnModule,
     Save,
@@ -50,7 +55,28 @@ _NAMED_CONSTANTS = {"True": True, "False": False, "None": None}
 MAX_TABLE = 16
 
 
-class Expressions(State):
+class Expressions:
+    """Evaluates expressions. A call, and a name bound inside an expression (``:=``, a
+    comprehension's target), are the parts above this one: given by :meth:`connect`,
+    once they exist."""
+
+    # The call part's ``eval_call`` and the statement part's ``bind``.
+    eval_call: Callable[[ast.Call, Frame], Value]
+    bind: Callable[[ast.expr, Value, Frame], None]
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.facts = state.facts
+
+    def connect(self, eval_call: Callable[[ast.Call, Frame], Value],
+                bind: Callable[[ast.expr, Value, Frame], None]) -> None:
+        self.eval_call = eval_call
+        self.bind = bind
+
+    def disconnect(self) -> None:
+        """Drop the ways up, which close a cycle of references through the parts."""
+        del self.eval_call, self.bind
+
     def eval(self, expr: ast.expr, frame: Frame) -> Value:
         # By exact node type: one dictionary lookup instead of a chain of isinstance.
         evaluate = _EVALUATE.get(type(expr))
@@ -58,9 +84,10 @@ class Expressions(State):
 
     def eval_skipped(self, expr: Skipped, frame: Frame) -> Value:
         """Code nested too deeply to follow: an unknown value, and a note that says so."""
-        self.run.autograd.report(Finding("GG901", frame.piece, expr, "", "high",
-                                     detail=f"an expression nested {expr.depth} levels deep",
-                                     via=self.run.autograd.via))
+        run = self.state.run
+        run.autograd.report(Finding("GG901", frame.piece, expr, "", "high",
+                                    detail=f"an expression nested {expr.depth} levels deep",
+                                    via=run.autograd.via))
         return unknown()
 
     def eval_constant(self, expr: ast.Constant, frame: Frame) -> Value:
@@ -70,7 +97,8 @@ class Expressions(State):
         return constant(UNKNOWN_STR)
 
     def eval_comparison(self, expr: ast.Compare, frame: Frame) -> Value:
-        autograd = self.run.autograd
+        run = self.state.run
+        autograd = run.autograd
         outer, autograd.journal = autograd.journal, []
         try:
             values = self.comparands(expr, frame)
@@ -81,7 +109,7 @@ class Expressions(State):
             if outer is not None:
                 outer.extend(made)
         if any(is_tensorish(v) for v in values):
-            return self.run.autograd.fresh(False)
+            return run.autograd.fresh(False)
         decided = self.compare(values, expr.ops)
         # Undecided, it is neither true nor false: ``same = a.data_ptr() == b.data_ptr()``
         # then ``if same:`` runs both arms.
@@ -99,7 +127,7 @@ class Expressions(State):
         kept = []
         for storage, save in made:
             if id(save.node) in inside:
-                self.run.autograd.take_back(storage, save)
+                self.state.run.autograd.take_back(storage, save)
             else:
                 kept.append((storage, save))
         return kept
@@ -107,7 +135,7 @@ class Expressions(State):
     def eval_boolean(self, expr: ast.BoolOp, frame: Frame) -> Value:
         result = self.eval(expr.values[0], frame)
         for value in expr.values[1:]:
-            result = self.join(result, self.eval(value, frame))
+            result = self.state.join(result, self.eval(value, frame))
         return result
 
     def eval_sequence(self, expr: ast.List | ast.Tuple, frame: Frame) -> Value:
@@ -135,7 +163,7 @@ class Expressions(State):
             return unknown()
         joined = values[0]
         for value in values[1:]:
-            joined = self.join(joined, value)
+            joined = self.state.join(joined, value)
         pair = Value("list", items=[constant(UNKNOWN_STR), joined])
         return Value("list", name=MAPPING, element=pair,
                      attrs={key.const: value for key, value in zip(keys, values, strict=True)
@@ -147,7 +175,7 @@ class Expressions(State):
             return self.eval(expr.body, frame)
         if test is False:
             return self.eval(expr.orelse, frame)
-        return self.join(self.eval(expr.body, frame), self.eval(expr.orelse, frame))
+        return self.state.join(self.eval(expr.body, frame), self.eval(expr.orelse, frame))
 
     def eval_walrus(self, expr: ast.NamedExpr, frame: Frame) -> Value:
         value = self.eval(expr.value, frame)
@@ -185,11 +213,11 @@ class Expressions(State):
         if name in _NAMED_CONSTANTS:
             return constant(_NAMED_CONSTANTS[name])
         program = frame.program
-        reads = self.run.reads
+        reads = self.state.run.reads
         definition = program.class_info(name, reads) or program.function(name, reads)
         if definition is not None:
             return Value("function", const=definition)
-        return Value("function", name=program.alias(name, self.run.reads) or name)
+        return Value("function", name=program.alias(name, reads) or name)
 
     def eval_attribute(self, expr: ast.Attribute, frame: Frame) -> Value:
         return self.attribute_of(self.eval(expr.value, frame), expr, frame)
@@ -202,6 +230,9 @@ class Expressions(State):
         if owner.kind == "function":
             if owner.const is not None:
                 return unknown()
+            if f"{owner.name}.{attr}" == "torch.__version__":
+                # Known: the torch the facts come from (a vendor build's branch is not).
+                return constant(TorchVersion(self.state.facts.torch_version))
             return Value("function", name=f"{owner.name}.{attr}")
         if owner.kind == "module":
             if owner.attrs is not None and attr in owner.attrs:
@@ -212,7 +243,7 @@ class Expressions(State):
             # ``weight``, ``bias``, and an RNN's ``weight_hh_l0``, ``bias_ih_l1``...
             if attr.startswith(("weight", "bias")) and owner.params is not None and (
                     isinstance(spec, NnModule) or
-                    (isinstance(spec, UserModule) and self.has_layer_parameters(spec))):
+                    (isinstance(spec, UserModule) and has_layer_parameters(self.state, spec))):
                 return Value("tensor", (owner.params,), not owner.params.grad_off)
             return unknown()
         if is_tensorish(owner):
@@ -223,13 +254,27 @@ class Expressions(State):
             if attr in ("T", "mT", "H", "mH", "real", "imag"):
                 return Value("tensor", owner.storages, owner.requires_grad, view="view",
                              history=(owner,))
+            if attr == "requires_grad" and owner.requires_grad is not None:
+                return constant(bool(owner.requires_grad))
             if attr in ("shape", "ndim", "dtype", "device", "is_leaf", "requires_grad"):
                 return constant(UNKNOWN_INT)
             if attr == "grad":
-                return self.run.autograd.fresh(False)
+                return self.state.run.autograd.fresh(False)
         if owner.kind == "list" and owner.attrs and attr in owner.attrs:
             return owner.attrs[attr]  # torch.return_types: ``x.topk(k).indices``
         return unknown()
+
+    def list_slice(self, owner: Value, part: ast.Slice, frame: Frame) -> Value:
+        """``items[2:]``: a new list of the same items (known where the bounds are)."""
+        bounds = [None if b is None else self.eval(b, frame)
+                  for b in (part.lower, part.upper, part.step)]
+        known = [None if b is None else b.const if b.kind == "const" and
+                 isinstance(b.const, int) and b.const not in UNKNOWN else False
+                 for b in bounds]
+        if owner.items is not None and all(k is not False for k in known) and known[2] != 0:
+            self.state.observe(*(b for b in bounds if b is not None))
+            return Value("list", items=owner.items[slice(*known)])
+        return Value("list", element=self.element_of(owner))
 
     def eval_subscript(self, expr: ast.Subscript, frame: Frame) -> Value:
         owner = self.eval(expr.value, frame)
@@ -239,11 +284,13 @@ class Expressions(State):
                 key = self.eval(expr.slice, frame)
                 if owner.attrs is not None and key.kind == "const" and \
                         isinstance(key.const, str) and key.const in owner.attrs:
-                    self.observe(key)
+                    self.state.observe(key)
                     return owner.attrs[key.const]
                 return self.distinct(owner.element.items[1])
             if owner.view == "multi":
                 return self.element_of(owner)
+            if isinstance(expr.slice, ast.Slice):
+                return self.list_slice(owner, expr.slice, frame)
             index = self.single_index(expr, frame)
             if owner.items is not None and isinstance(index, int) and \
                     -len(owner.items) <= index < len(owner.items):
@@ -265,8 +312,8 @@ class Expressions(State):
         effect = self.facts.operators.get("getitem_basic" if basic else "getitem_advanced")
         if effect is None:
             return unknown()
-        result = self.run.autograd.apply(effect, frame.piece, expr, self.text(frame.piece, expr),
-                                     [owner])
+        result = self.state.run.autograd.apply(effect, frame.piece, expr,
+                                               text_of(frame.piece, expr), [owner])
         if owner.kind == "unknown":
             # Not known to be a tensor: perhaps a list, whose items differ per iteration.
             return self.distinct(result)
@@ -276,7 +323,7 @@ class Expressions(State):
         if isinstance(expr.slice, (ast.Tuple, ast.Slice)):
             return None
         value = self.eval(expr.slice, frame)
-        self.observe(value)
+        self.state.observe(value)
         return value.const if value.kind == "const" else None
 
     def eval_binary(self, expr: ast.BinOp, frame: Frame) -> Value:
@@ -301,7 +348,7 @@ class Expressions(State):
         effect = self.facts.operators.get(key) or self.facts.operators.get(symbol)
         if effect is None:
             return unknown()
-        return self.run.autograd.apply(effect, frame.piece, expr, symbol, inputs)
+        return self.state.run.autograd.apply(effect, frame.piece, expr, symbol, inputs)
 
     def eval_unary(self, expr: ast.UnaryOp, frame: Frame) -> Value:
         if isinstance(expr.op, ast.Not):
@@ -311,9 +358,9 @@ class Expressions(State):
         if isinstance(expr.op, ast.USub) and is_tensorish(operand):
             effect = self.facts.operators.get("unary-")
             if effect is not None:
-                return self.run.autograd.apply(effect, frame.piece, expr, "-", [operand])
+                return self.state.run.autograd.apply(effect, frame.piece, expr, "-", [operand])
         if operand.kind == "const" and isinstance(operand.const, (int, float)):
-            self.observe(operand)
+            self.state.observe(operand)
             return constant(-operand.const if isinstance(expr.op, ast.USub) else operand.const)
         return operand if is_tensorish(operand) else unknown()
 
@@ -336,10 +383,24 @@ class Expressions(State):
             return self.compare(self.comparands(expr, frame), expr.ops)
         value = self.eval(expr, frame)
         if value.kind == "const" and value.const not in UNKNOWN:
-            self.observe(value)
+            self.state.observe(value)
             return bool(value.const)
         if value.kind == "module":
             return True
+        if self.state.run.autograd.grad_enabled:
+            # Not known: the branch a run that records a graph takes (no other run can
+            # reach a backward), when the condition says which one that is.
+            found = polarity(expr, lambda node: frame.program.qualify(node, self.state.run.reads),
+                             lambda call: self.returned(call, frame))
+            if found is not None:
+                return found == GRAPH
+        return None
+
+    def returned(self, call: ast.Call, frame: Frame) -> ast.expr | None:
+        """What the user function ``call`` calls returns, when that is one expression."""
+        called = self.eval(call.func, frame)
+        if isinstance(called.const, FunctionInfo):
+            return returned_expression(called.const.node)
         return None
 
     def comparands(self, expr: ast.Compare, frame: Frame) -> list[Value]:
@@ -352,11 +413,68 @@ class Expressions(State):
         for left, right, operator in zip(values, values[1:], operators, strict=False):
             holds = _compare_pair(left, right, operator)
             if holds is not None:
-                self.observe(left, right)
+                self.state.observe(left, right)
             if holds is False:
                 return False
             known = known and holds is True
         return True if known else None
+
+    def distinct(self, value: Value) -> Value:
+        """The element a later iteration takes from a list: another tensor than before.
+
+        ``for i in range(n): f(preds[i])`` reads a different tensor each time round, so
+        what the first iteration saved must not be charged to the second one's writes.
+        Tensors carried from one iteration to the next keep their storage.
+        """
+        if not self.state.repeating or not is_tensorish(value):
+            return value
+        storages = tuple(self.state.run.autograd.new_storage(leaf=s.leaf, param=s.param)
+                         for s in value.storages)
+        return Value(value.kind, storages, value.requires_grad, view=value.view,
+                     history=value.history, row=value.row)
+
+    def element_of(self, value: Value) -> Value:
+        """One element of an iterable whose elements are not individually known."""
+        if value.kind == "list" and value.view == "multi":
+            return Value("tensor", value.storages, value.requires_grad, view="multi",
+                         history=(value,))
+        if value.kind == "list" and value.name == MAPPING and value.element is not None and \
+                value.element.items is not None:
+            return value.element.items[0]  # iterating a mapping gives its keys
+        if value.kind == "list" and value.element is not None:
+            return self.distinct(value.element)
+        if value.kind == "list" and value.items:
+            result = value.items[0]
+            for item in value.items[1:]:
+                result = self.state.join(result, item)
+            return self.distinct(result)
+        if value.kind == "const" and value.const is UNKNOWN_INT:
+            return constant(UNKNOWN_INT)
+        if value.kind == "tensor" and not value.maybe_list:
+            # Iterating a tensor unbinds it: views autograd forbids writing to.
+            return Value("tensor", value.storages, value.requires_grad, view="multi",
+                         history=(value,), row=True)
+        return unknown()
+
+    def reads_mapping(self, target: ast.Subscript, frame: Frame) -> bool:
+        """``x['key']``: a string index reads a dict (a tensor is never indexed by one)."""
+        if isinstance(target.slice, (ast.Tuple, ast.Slice)):
+            return False
+        return is_text(self.eval(target.slice, frame))
+
+    def is_basic_index(self, part: ast.expr, frame: Frame) -> bool:
+        if isinstance(part, ast.Slice):
+            return True
+        if isinstance(part, ast.Constant):
+            return part.value is None or part.value is ... or isinstance(part.value, int)
+        if isinstance(part, ast.UnaryOp) and isinstance(part.operand, ast.Constant) and \
+                isinstance(part.operand.value, int):
+            return True
+        evaluated = self.eval(part, frame)
+        return evaluated.kind == "const" and (
+            isinstance(evaluated.const, int) or evaluated.const is UNKNOWN_INT
+            or evaluated.const is ... or evaluated.const is None
+        )
 
 
 def _compare_pair(left: Value, right: Value, operator: ast.cmpop) -> bool | None:
@@ -376,12 +494,12 @@ def _compare_pair(left: Value, right: Value, operator: ast.cmpop) -> bool | None
     return None
 
 
-_EVALUATE: dict[type[ast.AST], Callable[[Any, Any, Frame], Value]] = {
+_EVALUATE: dict[type[ast.AST], Callable[[Expressions, Any, Frame], Value]] = {
     ast.Name: Expressions.eval_name,
     ast.Constant: Expressions.eval_constant,
     ast.JoinedStr: Expressions.eval_formatted,
     ast.Attribute: Expressions.eval_attribute,
-    ast.Call: lambda evaluator, expr, frame: evaluator.eval_call(expr, frame),
+    ast.Call: lambda expressions, expr, frame: expressions.eval_call(expr, frame),
     ast.BinOp: Expressions.eval_binary,
     ast.UnaryOp: Expressions.eval_unary,
     ast.Compare: Expressions.eval_comparison,
@@ -396,3 +514,9 @@ _EVALUATE: dict[type[ast.AST], Callable[[Any, Any, Frame], Value]] = {
     ast.GeneratorExp: Expressions.eval_comprehension,
     Skipped: Expressions.eval_skipped,
 }
+
+
+def index_parts(subscript: ast.Subscript) -> list[ast.expr]:
+    """The parts of ``x[a, b:c]``: ``[a, b:c]``."""
+    index = subscript.slice
+    return list(index.elts) if isinstance(index, ast.Tuple) else [index]

@@ -18,25 +18,35 @@ from gradguard.analysis.fix_plans import (
     receiver_root,
     unbind_plan,
 )
+from gradguard.analysis.interpreter.expressions import Expressions
 from gradguard.analysis.interpreter.state import MAPPING, Frame, State
 from gradguard.analysis.values import Value
 
 
-class FixPlanning(State):
+class FixPlanning:
+    """Plans a fix at a write. Reads the statement the run is at (``state.run.place``),
+    and evaluates the names a rewrite would start from."""
+
+    def __init__(self, state: State, expressions: Expressions) -> None:
+        self.state = state
+        self.facts = state.facts
+        self.expressions = expressions
+
     def clone_first(self, target: ast.expr, frame: Frame) -> Plan | None:
         """Write into a copy: possible when the written view starts from a tensor name."""
+        run = self.state.run
         root = receiver_root(target)
-        if root is None or self.run.place is None:
+        if root is None or run.place is None:
             return None
-        value = self.eval(root, frame)
+        value = self.expressions.eval(root, frame)
         if value.kind == "tensor":
-            return CloneFirst(root, self.run.place)
+            return CloneFirst(root, run.place)
         if value.kind == "list" and value.view == "multi" and isinstance(root, ast.Name) and \
-                value.requires_grad is True and self.run.autograd.grad_enabled and \
+                value.requires_grad is True and run.autograd.grad_enabled and \
                 not any(storage.leaf for storage in value.storages):
             # ``rows[0].mul_(2)`` on ``rows = x.unbind()``: autograd refuses the write (a
             # view of a leaf would be refused as single views too).
-            return unbind_plan(root.id, self.run.place)
+            return unbind_plan(root.id, run.place)
         return None
 
     def replaces_item(self, target: ast.expr, frame: Frame) -> bool:
@@ -44,10 +54,11 @@ class FixPlanning(State):
         replaces the item and writes no tensor."""
         if not isinstance(target, ast.Subscript) or not is_dotted(target.value):
             return False
-        owner = self.eval(target.value, frame)
+        owner = self.expressions.eval(target.value, frame)
         return owner.kind == "list" and owner.view != "multi" and owner.name != MAPPING
 
-    def rebinding_keeps_meaning(self, target: Value) -> bool:
+    @staticmethod
+    def rebinding_keeps_meaning(target: Value) -> bool:
         """Whether ``x = <out of place>`` computes what writing into ``x`` did.
 
         Not for a view: the write reached its base, which the rebinding no longer
@@ -57,6 +68,7 @@ class FixPlanning(State):
 
     def method_plan(self, call: ast.Call, name: str, owner: Value,
                     frame: Frame) -> Plan | None:
+        run = self.state.run
         assert isinstance(call.func, ast.Attribute)
         receiver = call.func.value
         if owner.view == "data":
@@ -65,27 +77,28 @@ class FixPlanning(State):
                 else None
         out_of_place = name.removesuffix("_")
         effect = self.facts.methods.get(out_of_place)
-        if self.run.place is not None and effect is None and (
+        if run.place is not None and effect is None and (
                 is_dotted(receiver) or owner.view == "multi"):
             # No out-of-place form; into a leaf (or a piece of one) it can go under
             # no_grad (``leaf_plan``).
-            return InPlaceOnly(receiver, self.run.place)
-        if self.run.place is not None and effect is not None and not effect.writes and \
+            return InPlaceOnly(receiver, run.place)
+        if run.place is not None and effect is not None and not effect.writes and \
                 out_of_place != name and self.replaces_item(receiver, frame):
             # ``outs[0].mul_(2)`` on a Python list: the item is replaced by the result.
-            return OutOfPlace(call, Rename(out_of_place), receiver, self.run.place)
-        if self.run.place is None or effect is None or effect.writes or out_of_place == name:
+            return OutOfPlace(call, Rename(out_of_place), receiver, run.place)
+        if run.place is None or effect is None or effect.writes or out_of_place == name:
             return None
         if isinstance(owner.row, SelectRows) and isinstance(receiver, ast.Name):
             return owner.row
         if is_dotted(receiver):
             if not self.rebinding_keeps_meaning(owner):
                 return None
-            return OutOfPlace(call, Rename(out_of_place), receiver, self.run.place)
+            return OutOfPlace(call, Rename(out_of_place), receiver, run.place)
         return self.clone_first(receiver, frame)
 
     def function_plan(self, call: ast.Call, name: str) -> Plan | None:
-        if self.run.place is None or not call.args or not is_dotted(call.args[0]):
+        run = self.state.run
+        if run.place is None or not call.args or not is_dotted(call.args[0]):
             return None
         known = self.facts.functions.get(name)
         flag = known.inplace_flag if known is not None else None
@@ -96,10 +109,11 @@ class FixPlanning(State):
             edit = Rename(call.func.attr.removesuffix("_"))
         else:
             return None
-        return OutOfPlace(call, edit, call.args[0], self.run.place)
+        return OutOfPlace(call, edit, call.args[0], run.place)
 
     def out_plan(self, call: ast.Call) -> Plan | None:
+        run = self.state.run
         target = next((k.value for k in call.keywords if k.arg == "out"), None)
-        if target is None or self.run.place is None or not is_dotted(target):
+        if target is None or run.place is None or not is_dotted(target):
             return None
-        return DropOut(call, target, self.run.place)
+        return DropOut(call, target, run.place)

@@ -1,5 +1,6 @@
-"""What the interpreter carries while it runs: frames, bounds, and the shared state the
-statement, expression, call and torch-API parts of :class:`Evaluator` all read."""
+"""What the interpreter carries while it runs: frames, bounds, the run under way, and the
+:class:`State` that the parts of :class:`Evaluator` (expressions, statements, calls,
+the torch API, fix planning) share."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ from typing import Any
 from gradguard.analysis.autograd import Autograd
 from gradguard.analysis.fix_plans import Place, Plan
 from gradguard.analysis.names import dotted_name
-from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, Reads
+from gradguard.analysis.program import Program, Reads
 from gradguard.analysis.summaries import Context, Guard, Summary
 from gradguard.analysis.syntax import Piece
-from gradguard.analysis.values import Storage, UserModule, Value, join
-from gradguard.facts.table import Facts, InplaceFlag
+from gradguard.analysis.values import Value, join
+from gradguard.facts.table import Facts
 
 MAX_DEPTH = 8
 MAX_STEPS = 20_000
@@ -51,6 +52,16 @@ def _built_alike(a: Value, b: Value) -> bool:
     return node_a is not None and node_a is getattr(b.spec, "node", None)
 
 
+def text_of(piece: Piece, node: ast.AST) -> str:
+    """The source of ``node`` as a label (computed once a node)."""
+    label: str | None = getattr(node, "_gg_label", None)
+    if label is None:
+        name = dotted_name(node)
+        label = name if name is not None else piece.segment(node).strip()
+        node._gg_label = label  # type: ignore[attr-defined]
+    return label
+
+
 class OutOfBudget(Exception):
     """The interpretation of one root took too many steps; its findings so far stand."""
 
@@ -74,6 +85,9 @@ class Frame:
     program: Program
     self_value: Value | None = None
     returns: list[Value] = field(default_factory=list)
+    # Whether every way through the statements run so far returned or raised: what
+    # follows them in their block does not run.
+    done: bool = False
 
 
 AttrJournal = list[tuple[dict[str, Value], str, Value | None]]
@@ -222,6 +236,10 @@ class RunState:
 
 @dataclass
 class State:
+    """What the parts of one evaluator share: the tables, the programs, the summaries,
+    the run under way, and the bounds on it. Each part holds this one object (never a
+    copy: ``run`` is swapped while a summary is computed)."""
+
     facts: Facts
     # Every program a user module may belong to, by path (filled as files are read).
     programs: Mapping[str, Program | None]
@@ -273,18 +291,6 @@ class State:
             return a  # two layers built by one line: either does what the other does
         return join(a, b)
 
-    # -- text -------------------------------------------------------------------------
-
-    @staticmethod
-    def text(piece: Piece, node: ast.AST) -> str:
-        """The source of ``node`` as a label (computed once a node)."""
-        label: str | None = getattr(node, "_gg_label", None)
-        if label is None:
-            name = dotted_name(node)
-            label = name if name is not None else piece.segment(node).strip()
-            node._gg_label = label  # type: ignore[attr-defined]
-        return label
-
     @contextmanager
     def fixing(self, plan: Plan | None) -> Iterator[None]:
         """Findings made inside carry this fix plan."""
@@ -294,106 +300,3 @@ class State:
             yield
         finally:
             self.run.autograd.plan = outer
-
-    # -- the parts each mixin provides to the others ------------------------------------
-
-    def eval(self, expr: ast.expr, frame: Frame) -> Value:
-        raise NotImplementedError
-
-    def truth(self, expr: ast.expr, frame: Frame) -> bool | None:
-        raise NotImplementedError
-
-    def bind(self, target: ast.expr, value: Value, frame: Frame) -> None:
-        raise NotImplementedError
-
-    def exec_block(self, statements: Sequence[ast.stmt], frame: Frame) -> None:
-        raise NotImplementedError
-
-    def exec_small(self, statement: ast.stmt, frame: Frame) -> None:
-        raise NotImplementedError
-
-    def element_of(self, value: Value) -> Value:
-        raise NotImplementedError
-
-    def distinct(self, value: Value) -> Value:
-        raise NotImplementedError
-
-    def is_basic_index(self, part: ast.expr, frame: Frame) -> bool:
-        raise NotImplementedError
-
-    def eval_call(self, expr: ast.Call, frame: Frame) -> Value:
-        raise NotImplementedError
-
-    def set_requires_grad(self, owner: Value, flag: Value | None) -> None:
-        raise NotImplementedError
-
-    def single_index(self, expr: ast.Subscript, frame: Frame) -> object:
-        raise NotImplementedError
-
-    def reads_mapping(self, target: ast.Subscript, frame: Frame) -> bool:
-        raise NotImplementedError
-
-    def later_statements(self) -> tuple[ast.stmt, ...]:
-        raise NotImplementedError
-
-    def has_layer_parameters(self, spec: UserModule) -> bool:
-        raise NotImplementedError
-
-    def arguments(self, call: ast.Call,
-                  frame: Frame) -> tuple[list[Value], dict[str, Value]]:
-        raise NotImplementedError
-
-    def call_function(self, function: FunctionInfo, args: list[Value],
-                      kwargs: dict[str, Value], self_value: Value | None,
-                      site: tuple[Piece, ast.AST] | None) -> Value:
-        raise NotImplementedError
-
-    def instantiate(self, info: ClassInfo, site: tuple[Piece, ast.AST] | None,
-                    args: list[Value], kwargs: dict[str, Value]) -> Value:
-        raise NotImplementedError
-
-    def call_torch(self, name: str, call: ast.Call, frame: Frame, args: list[Value],
-                   kwargs: dict[str, Value]) -> Value:
-        raise NotImplementedError
-
-    def call_module(self, module: Value, args: list[Value], piece: Piece, node: ast.AST,
-                    label: str, argument: ast.expr | None = None) -> Value:
-        raise NotImplementedError
-
-    def clone_first(self, target: ast.expr, frame: Frame) -> Plan | None:
-        raise NotImplementedError
-
-    def method_plan(self, call: ast.Call, name: str, owner: Value,
-                    frame: Frame) -> Plan | None:
-        raise NotImplementedError
-
-    def function_plan(self, call: ast.Call, name: str) -> Plan | None:
-        raise NotImplementedError
-
-    def out_plan(self, call: ast.Call) -> Plan | None:
-        raise NotImplementedError
-
-    def attribute_of(self, owner: Value, expr: ast.Attribute, frame: Frame) -> Value:
-        raise NotImplementedError
-
-    def attribute(self, owner: Value, attr: str) -> Value:
-        raise NotImplementedError
-
-    def optimizer_step(self, optimizer: Value, piece: Piece, call: ast.Call) -> None:
-        raise NotImplementedError
-
-    def parameter_storages(self, module: Value, depth: int = 0) -> list[Storage]:
-        raise NotImplementedError
-
-    def untraced_method(self, owner: Value, name: str, args: list[Value]) -> Value:
-        raise NotImplementedError
-
-    def flag(self, where: InplaceFlag | None, call: ast.Call, args: list[Value],
-             kwargs: dict[str, Value]) -> bool | None:
-        raise NotImplementedError
-
-    def rebinding_keeps_meaning(self, target: Value) -> bool:
-        raise NotImplementedError
-
-    def replaces_item(self, target: ast.expr, frame: Frame) -> bool:
-        raise NotImplementedError

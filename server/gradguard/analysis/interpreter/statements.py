@@ -16,6 +16,8 @@ from gradguard.analysis.fix_plans import (
     SelectRows,
     is_dotted,
 )
+from gradguard.analysis.interpreter.expressions import Expressions, index_parts
+from gradguard.analysis.interpreter.fix_planning import FixPlanning
 from gradguard.analysis.interpreter.state import (
     GRAD_OFF,
     GRAD_ON,
@@ -26,8 +28,9 @@ from gradguard.analysis.interpreter.state import (
     Frame,
     Position,
     State,
-    is_text,
+    text_of,
 )
+from gradguard.analysis.interpreter.torch_api import TorchApi
 from gradguard.analysis.program import FunctionInfo
 from gradguard.analysis.values import (
     NnModule,
@@ -57,49 +60,68 @@ MUTATION_ALLOWED = {"torch.autograd.graph.allow_mutation_on_saved_tensors"}
 _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)
 
 
-class Statements(State):
+class Statements:
+    """Runs statements: evaluates what they compute (``expressions``), binds it, and
+    plans a fix (``plans``) at each in-place write they make themselves."""
+
+    def __init__(self, state: State, expressions: Expressions, plans: FixPlanning,
+                 torch_api: TorchApi) -> None:
+        self.state = state
+        self.facts = state.facts
+        self.expressions = expressions
+        self.plans = plans
+        self.torch_api = torch_api
+
     def exec_block(self, statements: Sequence[ast.stmt], frame: Frame) -> None:
-        outer = self.run.block
-        self.run.block = statements
+        run = self.state.run
+        outer = run.block
+        run.block = statements
         position = Position(statements)
-        self.run.positions.append(position)
+        run.positions.append(position)
         try:
             for index, statement in enumerate(statements):
                 position.index = index
                 self.exec_statement(statement, frame)
+                if frame.done:
+                    break
         finally:
-            self.run.positions.pop()
-            self.run.block = outer
+            run.positions.pop()
+            run.block = outer
 
     def later_statements(self) -> tuple[ast.stmt, ...]:
         """What the current function runs after the current statement, at every depth."""
         later: list[ast.stmt] = []
-        for position in self.run.positions:
+        for position in self.state.run.positions:
             later.extend(position.statements[position.index + 1:])
         return tuple(later)
 
     def exec_statement(self, statement: ast.stmt, frame: Frame) -> None:
-        self.tick()
+        state = self.state
+        state.tick()
         if isinstance(statement, _SIMPLE):
-            scope = self.run.positions[0].statements if self.run.positions else self.run.block
-            self.run.place = Place(statement, self.run.block, frame.piece, scope,
-                                   frame.program.aliases)
+            run = state.run
+            scope = run.positions[0].statements if run.positions else run.block
+            run.place = Place(statement, run.block, frame.piece, scope, frame.program.aliases)
             self.exec_small(statement, frame)
-            self.run.place = None
+            run.place = None
         elif isinstance(statement, ast.If):
             self.exec_if(statement, frame)
         elif isinstance(statement, (ast.For, ast.AsyncFor)):
             self.exec_for(statement, frame)
         elif isinstance(statement, ast.While):
             self.exec_loop_body(statement.body, frame)
+            frame.done = False  # the loop may run no time, or break
         elif isinstance(statement, (ast.With, ast.AsyncWith)):
             self.exec_with(statement, frame)
         elif isinstance(statement, (ast.Try, ast.TryStar)):
-            self.exec_block(statement.body, frame)
-            for handler in statement.handlers:
-                self.exec_block(handler.body, frame)
-            self.exec_block(statement.orelse, frame)
-            self.exec_block(statement.finalbody, frame)
+            # Each part as if the one before it may have stopped anywhere.
+            for part in [statement.body, *(h.body for h in statement.handlers),
+                         statement.orelse, statement.finalbody]:
+                frame.done = False
+                self.exec_block(part, frame)
+            frame.done = False
+        elif isinstance(statement, ast.Raise):
+            frame.done = True
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             outer = {name: value.const for name, value in frame.env.items()
                      if value.kind == "function" and isinstance(value.const, FunctionInfo)}
@@ -112,51 +134,53 @@ class Statements(State):
 
     def exec_small(self, statement: ast.stmt, frame: Frame) -> None:
         if isinstance(statement, ast.Assign):
-            value = self.eval(statement.value, frame)
+            value = self.expressions.eval(statement.value, frame)
             for target in statement.targets:
                 self.bind(target, value, frame)
         elif isinstance(statement, ast.AnnAssign):
             if statement.value is not None:
-                self.bind(statement.target, self.eval(statement.value, frame), frame)
+                self.bind(statement.target, self.expressions.eval(statement.value, frame), frame)
         elif isinstance(statement, ast.AugAssign):
             self.exec_augassign(statement, frame)
         elif isinstance(statement, ast.Expr):
-            self.eval(statement.value, frame)
+            self.expressions.eval(statement.value, frame)
         elif isinstance(statement, ast.Return):
             value = constant(None) if statement.value is None else \
-                self.eval(statement.value, frame)
+                self.expressions.eval(statement.value, frame)
             frame.returns.append(value)
+            frame.done = True
 
     def exec_augassign(self, statement: ast.AugAssign, frame: Frame) -> None:
-        target = self.eval(statement.target, frame)
-        right = self.eval(statement.value, frame)
+        run = self.state.run
+        target = self.expressions.eval(statement.target, frame)
+        right = self.expressions.eval(statement.value, frame)
         symbol = AUGMENTED_SYMBOLS.get(type(statement.op), "")
         effect = None
         if right.kind == "const":
             effect = self.facts.operators.get(f"{symbol}#scalar")
         effect = effect or self.facts.operators.get(symbol)
         if target.kind == "tensor" and effect is not None:
-            label = f"{self.text(frame.piece, statement.target)} {symbol}"
+            label = f"{text_of(frame.piece, statement.target)} {symbol}"
             plan: Plan | None = None
             base = statement.target.value if isinstance(statement.target, ast.Attribute) \
                 and statement.target.attr == "data" else None
-            if isinstance(base, ast.Name) and self.run.place is not None and \
-                    self.rebinding_keeps_meaning(self.eval(base, frame)):
-                plan = DataToGraph(statement, symbol.removesuffix("="), self.run.place)
+            if isinstance(base, ast.Name) and run.place is not None and \
+                    self.plans.rebinding_keeps_meaning(self.expressions.eval(base, frame)):
+                plan = DataToGraph(statement, symbol.removesuffix("="), run.place)
             elif is_dotted(statement.target):
-                if self.rebinding_keeps_meaning(target) and self.run.place is not None:
-                    plan = AugmentedToBinary(statement, symbol.removesuffix("="), self.run.place)
-            elif self.replaces_item(statement.target, frame) and self.run.place is not None:
+                if self.plans.rebinding_keeps_meaning(target) and run.place is not None:
+                    plan = AugmentedToBinary(statement, symbol.removesuffix("="), run.place)
+            elif self.plans.replaces_item(statement.target, frame) and run.place is not None:
                 # ``laterals[i - 1] += x`` on a Python list: the item can be replaced.
-                plan = AugmentedToBinary(statement, symbol.removesuffix("="), self.run.place)
+                plan = AugmentedToBinary(statement, symbol.removesuffix("="), run.place)
             else:
-                plan = self.clone_first(statement.target, frame)
-                if plan is None and self.run.place is not None:
+                plan = self.plans.clone_first(statement.target, frame)
+                if plan is None and run.place is not None:
                     # ``layers[i].weight[:, j] -= v``: no copy can stand in for it, but
                     # into a parameter it can go under no_grad (``leaf_plan``).
-                    plan = InPlaceOnly(statement.target, self.run.place)
-            with self.fixing(plan):
-                self.run.autograd.apply(effect, frame.piece, statement, label, [target, right])
+                    plan = InPlaceOnly(statement.target, run.place)
+            with self.state.fixing(plan):
+                run.autograd.apply(effect, frame.piece, statement, label, [target, right])
             self.store_back(statement, target, frame)
             return
         if target.kind == "list" and right.kind == "list" and target.items is not None:
@@ -170,19 +194,20 @@ class Statements(State):
         target = statement.target
         if not isinstance(target, ast.Subscript) or not is_dotted(target.value):
             return
-        if all(self.is_basic_index(part, frame) for part in index_parts(target)):
+        if all(self.expressions.is_basic_index(part, frame) for part in index_parts(target)):
             return  # a view: the op already wrote into x
-        owner = self.eval(target.value, frame)
+        owner = self.expressions.eval(target.value, frame)
         effect = self.facts.operators.get("setitem#advanced") or \
             self.facts.operators.get("setitem")
         if owner.kind != "tensor" or effect is None:
             return
-        with self.fixing(self.clone_first(target.value, frame)):
-            self.run.autograd.apply(effect, frame.piece, statement,
-                                f"{self.text(frame.piece, target)} = ...", [owner, result])
+        with self.state.fixing(self.plans.clone_first(target.value, frame)):
+            self.state.run.autograd.apply(effect, frame.piece, statement,
+                                          f"{text_of(frame.piece, target)} = ...",
+                                          [owner, result])
 
     def exec_if(self, statement: ast.If, frame: Frame) -> None:
-        test = self.truth(statement.test, frame)
+        test = self.expressions.truth(statement.test, frame)
         if test is True:
             self.exec_block(statement.body, frame)
         elif test is False:
@@ -197,12 +222,14 @@ class Statements(State):
         The saves the first branch made are taken back while the second runs (so that
         neither sees the other's), then both are kept: either branch may have run.
         """
+        run = self.state.run
         before_env = dict(frame.env)
-        autograd = self.run.autograd
-        outer, outer_attrs = autograd.journal, self.run.attr_journal
-        autograd.journal, self.run.attr_journal = [], []
+        autograd = run.autograd
+        outer, outer_attrs = autograd.journal, run.attr_journal
+        autograd.journal, run.attr_journal = [], []
         self.exec_block(first, frame)
-        first_saves, first_attrs = autograd.journal, self.run.attr_journal
+        first_done, frame.done = frame.done, False
+        first_saves, first_attrs = autograd.journal, run.attr_journal
         for storage, save in reversed(first_saves):
             autograd.take_back(storage, save)
         # Attributes the first branch set (self.h = ...): taken back, joined at the end.
@@ -215,9 +242,11 @@ class Statements(State):
                 attrs[key] = old
         after_first_env = frame.env
         frame.env = dict(before_env)
-        autograd.journal, self.run.attr_journal = [], []
+        autograd.journal, run.attr_journal = [], []
         self.exec_block(second, frame)
-        second_saves, second_attrs = autograd.journal, self.run.attr_journal
+        second_done = frame.done
+        frame.done = first_done and second_done
+        second_saves, second_attrs = autograd.journal, run.attr_journal
         for storage, save in first_saves:
             autograd.give_back(storage, save)
         for attrs, key, value in after_first.values():
@@ -225,12 +254,18 @@ class Statements(State):
             if value is None or current is None:
                 attrs[key] = value or current or unknown()
             else:
-                attrs[key] = self.join(value, current)
-        autograd.journal, self.run.attr_journal = outer, outer_attrs
+                attrs[key] = self.state.join(value, current)
+        autograd.journal, run.attr_journal = outer, outer_attrs
         if outer is not None:
             outer.extend(first_saves + second_saves)
         if outer_attrs is not None:
             outer_attrs.extend(first_attrs + second_attrs)
+        if first_done != second_done:
+            # What follows runs only after the arm that did not return: its names hold.
+            if first_done:
+                return
+            frame.env = after_first_env
+            return
         merged: dict[str, Value] = {}
         for name in after_first_env.keys() | frame.env.keys():
             a = after_first_env.get(name)
@@ -238,87 +273,80 @@ class Statements(State):
             if a is None or b is None:
                 merged[name] = a or b or unknown()
             else:
-                merged[name] = self.join(a, b)
+                merged[name] = self.state.join(a, b)
                 if merged[name] is not a and merged[name].storages:
                     merged[name].exempt += other_arm_saves(a, b, first_saves, second_saves)
         frame.env = merged
 
     def exec_for(self, statement: ast.For | ast.AsyncFor, frame: Frame) -> None:
         # Where the loop iterates: a fix may make the rows of a tensor single views.
-        scope = self.run.positions[0].statements if self.run.positions else self.run.block
-        header = Place(statement, self.run.block, frame.piece, scope, frame.program.aliases)
-        self.run.place = header
-        iterable = self.eval(statement.iter, frame)
-        self.run.place = None
+        run = self.state.run
+        scope = run.positions[0].statements if run.positions else run.block
+        header = Place(statement, run.block, frame.piece, scope, frame.program.aliases)
+        run.place = header
+        iterable = self.expressions.eval(statement.iter, frame)
+        run.place = None
         if iterable.kind == "list" and iterable.items is not None and \
                 len(iterable.items) <= MAX_UNROLL:
             for item in list(iterable.items):
                 self.bind(statement.target, item, frame)
                 self.exec_block(statement.body, frame)
+                if frame.done:
+                    break  # an item whose turn returns ends the loop, and the function
         else:
             for second in (False, True):
                 with self.iteration(second):
-                    element = self.element_of(iterable)
+                    element = self.expressions.element_of(iterable)
                     if element.row is True:
                         element.row = SelectRows(statement.iter, header)
                     self.bind(statement.target, element, frame)
                     self.exec_block(statement.body, frame)
-        self.exec_block(statement.orelse, frame)
+                    frame.done = False  # the loop may run no time
+        if not frame.done:
+            self.exec_block(statement.orelse, frame)
 
     def exec_loop_body(self, body: Sequence[ast.stmt], frame: Frame) -> None:
         # Twice: a write in the second iteration can break what the first one saved.
         for second in (False, True):
             with self.iteration(second):
                 self.exec_block(body, frame)
+                frame.done = False  # the loop may run no time, or break
 
     @contextmanager
     def iteration(self, second: bool) -> Iterator[None]:
-        self.repeating += int(second)
+        self.state.repeating += int(second)
         try:
             yield
         finally:
-            self.repeating -= int(second)
-
-    def distinct(self, value: Value) -> Value:
-        """The element a later iteration takes from a list: another tensor than before.
-
-        ``for i in range(n): f(preds[i])`` reads a different tensor each time round, so
-        what the first iteration saved must not be charged to the second one's writes.
-        Tensors carried from one iteration to the next keep their storage.
-        """
-        if not self.repeating or not is_tensorish(value):
-            return value
-        storages = tuple(self.run.autograd.new_storage(leaf=s.leaf, param=s.param)
-                         for s in value.storages)
-        return Value(value.kind, storages, value.requires_grad, view=value.view,
-                     history=value.history, row=value.row)
+            self.state.repeating -= int(second)
 
     def exec_with(self, statement: ast.With | ast.AsyncWith, frame: Frame) -> None:
-        grad = self.run.autograd.grad_enabled
-        allowed = self.run.autograd.mutation_allowed
+        run = self.state.run
+        grad = run.autograd.grad_enabled
+        allowed = run.autograd.mutation_allowed
         for item in statement.items:
             expr = item.context_expr
             name = frame.program.qualify(expr.func if isinstance(expr, ast.Call) else expr,
-                                         self.run.reads)
+                                         run.reads)
             if name in GRAD_OFF:
-                self.run.autograd.grad_enabled = False
+                run.autograd.grad_enabled = False
             elif name in GRAD_ON:
-                self.run.autograd.grad_enabled = True
+                run.autograd.grad_enabled = True
             elif name in MUTATION_ALLOWED:
-                self.run.autograd.mutation_allowed = True
+                run.autograd.mutation_allowed = True
             elif name == "torch.set_grad_enabled" and isinstance(expr, ast.Call) and expr.args:
-                flag = self.truth(expr.args[0], frame)
+                flag = self.expressions.truth(expr.args[0], frame)
                 if flag is not None:
-                    self.run.autograd.grad_enabled = flag
+                    run.autograd.grad_enabled = flag
             else:
-                value = self.eval(expr, frame)
+                value = self.expressions.eval(expr, frame)
                 if item.optional_vars is not None:
                     self.bind(item.optional_vars, value, frame)
         try:
             self.exec_block(statement.body, frame)
         finally:
-            self.run.autograd.grad_enabled = grad
-            self.run.autograd.mutation_allowed = allowed
+            run.autograd.grad_enabled = grad
+            run.autograd.mutation_allowed = allowed
 
     # -- binding ----------------------------------------------------------------------
 
@@ -326,22 +354,23 @@ class Statements(State):
         if isinstance(target, ast.Name):
             frame.env[target.id] = value
         elif isinstance(target, ast.Attribute):
-            owner = self.eval(target.value, frame)
+            owner = self.expressions.eval(target.value, frame)
+            run = self.state.run
             if target.attr == "requires_grad" and owner.kind == "tensor":
-                self.set_requires_grad(owner, value)
+                self.torch_api.set_requires_grad(owner, value)
             elif target.attr == "inplace" and isinstance(owner.spec, NnModule) and \
                     owner.spec.facts.ctor_inplace is not None:
                 # ``m.inplace = True`` on a layer built out of place (a loop over
                 # ``self.modules()`` switching every ReLU on).
-                self.observe(value)
+                self.state.observe(value)
                 owner.spec.inplace = bool(value.const) if value.kind == "const" and \
                     value.const not in (UNKNOWN_INT, UNKNOWN_STR) else None
-                if owner.spec.inplace and self.run.place is not None:
-                    owner.spec.switched = (frame.piece, self.run.place.statement)
+                if owner.spec.inplace and run.place is not None:
+                    owner.spec.switched = (frame.piece, run.place.statement)
             elif owner.attrs is not None:
-                if self.run.attr_journal is not None:
-                    self.run.attr_journal.append((owner.attrs, target.attr,
-                                              owner.attrs.get(target.attr)))
+                if run.attr_journal is not None:
+                    run.attr_journal.append((owner.attrs, target.attr,
+                                             owner.attrs.get(target.attr)))
                 owner.attrs[target.attr] = value
         elif isinstance(target, ast.Subscript):
             self.write_subscript(target, value, frame)
@@ -358,33 +387,11 @@ class Statements(State):
     def unpack(self, value: Value, count: int) -> list[Value]:
         if value.kind == "list" and value.items is not None and len(value.items) == count:
             return list(value.items)
-        return [self.element_of(value) for _ in range(count)]
-
-    def element_of(self, value: Value) -> Value:
-        """One element of an iterable whose elements are not individually known."""
-        if value.kind == "list" and value.view == "multi":
-            return Value("tensor", value.storages, value.requires_grad, view="multi",
-                         history=(value,))
-        if value.kind == "list" and value.name == MAPPING and value.element is not None and \
-                value.element.items is not None:
-            return value.element.items[0]  # iterating a mapping gives its keys
-        if value.kind == "list" and value.element is not None:
-            return self.distinct(value.element)
-        if value.kind == "list" and value.items:
-            result = value.items[0]
-            for item in value.items[1:]:
-                result = self.join(result, item)
-            return self.distinct(result)
-        if value.kind == "const" and value.const is UNKNOWN_INT:
-            return constant(UNKNOWN_INT)
-        if value.kind == "tensor" and not value.maybe_list:
-            # Iterating a tensor unbinds it: views autograd forbids writing to.
-            return Value("tensor", value.storages, value.requires_grad, view="multi",
-                         history=(value,), row=True)
-        return unknown()
+        return [self.expressions.element_of(value) for _ in range(count)]
 
     def write_subscript(self, target: ast.Subscript, value: Value, frame: Frame) -> None:
-        owner = self.eval(target.value, frame)
+        run = self.state.run
+        owner = self.expressions.eval(target.value, frame)
         if owner.kind == "list" and owner.name == MAPPING:
             self.set_mapping_item(owner, target, value, frame)
             return
@@ -395,9 +402,9 @@ class Statements(State):
             return
         if (owner.kind == "unknown" or owner.maybe_list) and is_item_index(target):
             return  # ``x[i] = v`` on what may be a list replaces an item, writing nothing
-        if owner.kind == "unknown" and self.reads_mapping(target, frame):
+        if owner.kind == "unknown" and self.expressions.reads_mapping(target, frame):
             return  # ``d['key'] = v``: a dict's item, no tensor written
-        basic = all(self.is_basic_index(part, frame) for part in index_parts(target))
+        basic = all(self.expressions.is_basic_index(part, frame) for part in index_parts(target))
         key = "setitem" if basic else "setitem#advanced"
         if value.kind == "const" and basic:
             key = "setitem#scalar"
@@ -405,64 +412,38 @@ class Statements(State):
         if effect is None:
             return
         base = target.value
-        plan: Plan | None = self.clone_first(base, frame)
+        plan: Plan | None = self.plans.clone_first(base, frame)
         if isinstance(base, ast.Attribute) and base.attr == "data" and \
-                isinstance(base.value, ast.Name) and self.run.place is not None and \
-                self.rebinding_keeps_meaning(self.eval(base.value, frame)):
-            plan = DropData(base.value.id, self.run.place)  # ``x.data[i] = v`` -> ``x[i] = v``
-        with self.fixing(plan):
-            self.run.autograd.apply(effect, frame.piece, target,
-                                f"{self.text(frame.piece, target)} = ...", [owner, value])
+                isinstance(base.value, ast.Name) and run.place is not None and \
+                self.plans.rebinding_keeps_meaning(self.expressions.eval(base.value, frame)):
+            plan = DropData(base.value.id, run.place)  # ``x.data[i] = v`` -> ``x[i] = v``
+        with self.state.fixing(plan):
+            run.autograd.apply(effect, frame.piece, target,
+                               f"{text_of(frame.piece, target)} = ...", [owner, value])
 
     def set_item(self, owner: Value, target: ast.Subscript, value: Value,
                  frame: Frame) -> None:
         """``items[i] = v`` on a list: the item replaced (any item, if ``i`` is unknown)."""
         assert owner.items is not None
-        index = self.single_index(target, frame)
+        index = self.expressions.single_index(target, frame)
         if isinstance(index, int) and not isinstance(index, bool) and \
                 -len(owner.items) <= index < len(owner.items):
             owner.items[index] = value
         else:
-            owner.items = [self.join(item, value) for item in owner.items]
+            owner.items = [self.state.join(item, value) for item in owner.items]
 
     def set_mapping_item(self, owner: Value, target: ast.Subscript, value: Value,
                          frame: Frame) -> None:
         """``d[key] = v`` on a mapping: that item replaced (any, if the key is unknown)."""
-        key = self.eval(target.slice, frame)
+        key = self.expressions.eval(target.slice, frame)
         if owner.element is not None and owner.element.items is not None:
             pair = owner.element.items
-            owner.element = Value("list", items=[pair[0], self.join(pair[1], value)])
+            owner.element = Value("list", items=[pair[0], self.state.join(pair[1], value)])
         if owner.attrs is not None and key.kind == "const" and isinstance(key.const, str) \
                 and key.const != UNKNOWN_STR:
             owner.attrs[key.const] = value
         else:
             owner.attrs = None
-
-    def reads_mapping(self, target: ast.Subscript, frame: Frame) -> bool:
-        """``x['key']``: a string index reads a dict (a tensor is never indexed by one)."""
-        if isinstance(target.slice, (ast.Tuple, ast.Slice)):
-            return False
-        return is_text(self.eval(target.slice, frame))
-
-    def is_basic_index(self, part: ast.expr, frame: Frame) -> bool:
-        if isinstance(part, ast.Slice):
-            return True
-        if isinstance(part, ast.Constant):
-            return part.value is None or part.value is ... or isinstance(part.value, int)
-        if isinstance(part, ast.UnaryOp) and isinstance(part.operand, ast.Constant) and \
-                isinstance(part.operand.value, int):
-            return True
-        evaluated = self.eval(part, frame)
-        return evaluated.kind == "const" and (
-            isinstance(evaluated.const, int) or evaluated.const is UNKNOWN_INT
-            or evaluated.const is ... or evaluated.const is None
-        )
-
-
-def index_parts(subscript: ast.Subscript) -> list[ast.expr]:
-    """The parts of ``x[a, b:c]``: ``[a, b:c]``."""
-    index = subscript.slice
-    return list(index.elts) if isinstance(index, ast.Tuple) else [index]
 
 
 def is_item_index(target: ast.Subscript) -> bool:
