@@ -1000,19 +1000,20 @@ INVALID += [
 
 
         class Net(nn.Module):
-            def __init__(self, use_act):
+            def __init__(self, use_act=True):
                 super().__init__()
                 self.use_act = use_act
+                self.proj = nn.Linear(4, 4)
 
-            def forward(self, x, y):
-                h = x * 1
+            def forward(self, x):
+                h = self.proj(x)
                 if self.use_act:
                     h = torch.sigmoid(h)
-                return blend(h, y, 0.5)
+                return blend(h, torch.ones(4), 0.5)
 
 
         x = torch.randn(4, requires_grad=True)
-        Net(True)(x, torch.randn(4)).sum().backward()
+        Net(True)(x).sum().backward()
     """),
 ]
 
@@ -1028,20 +1029,21 @@ VALID += [
 
 
         class Net(nn.Module):
-            def __init__(self, use_act):
+            def __init__(self, use_act=True):
                 super().__init__()
                 self.use_act = use_act
                 self.act = nn.GELU()
+                self.proj = nn.Linear(4, 4)
 
-            def forward(self, x, y):
-                h = x * 1
+            def forward(self, x):
+                h = self.proj(x)
                 if self.use_act:
                     h = self.act(h)
-                return blend(h, y, 0.5)
+                return blend(h, torch.ones(4), 0.5)
 
 
         for flag in (True, False):
             x = torch.randn(4, requires_grad=True)
-            Net(flag)(x, torch.randn(4)).sum().backward()
+            Net(flag)(x).sum().backward()
     """),
 ]
