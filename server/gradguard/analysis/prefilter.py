@@ -178,41 +178,59 @@ def methods_reaching(source: str, program: Program, found: set[str],
             spans.append((first, last))
         methods[name] = inside
         start, end = info.node.lineno, info.node.end_lineno or info.node.lineno
-        kept = [line for number, line in enumerate(lines[start - 1:end], start)
-                if not any(first <= number <= last for first, last in spans)]
-        body[name] = "\n".join(kept)
+        outside = [True] * (end - start + 1)
+        for first, last in spans:
+            outside[first - start:last - start + 1] = [False] * (last - first + 1)
+        body[name] = "\n".join(line for line, keep in zip(lines[start - 1:end], outside,
+                                                          strict=False) if keep)
     asked: dict[str, bool] = {}
+    # Only imported names can be asked about (asking may read and parse their file).
+    aliases = set(program.aliases) - set(program.classes) - set(program.functions)
 
-    def elsewhere(word: str) -> bool:
-        if imported is None or word in program.classes or word in program.functions:
+    def elsewhere(words: set[str]) -> bool:
+        if imported is None:
             return False
-        if word not in asked:
-            asked[word] = imported(word)
-        return asked[word]
+        for word in words & aliases:
+            if word not in asked:
+                asked[word] = imported(word)
+            if asked[word]:
+                return True
+        return False
 
     built = {name for name in program.classes
              if name in body and BUILD_WRITES.search(body[name])}
     chosen: dict[str, set[str]] = {
         name: set(methods[name]) if name in built else set() for name in classes}
+    parents = {name: {base.rpartition(".")[2] for base in info.bases}
+               for name, info in classes.items()}
+    body_words = {name: set(_WORD.findall(body[name])) for name in classes}
     grew = True
     while grew:
         grew = False
         running = {name for name, picked in chosen.items() if picked} | built
-        for name, info in classes.items():
-            parents = {base.rpartition(".")[2] for base in info.bases}
-            parent_runs = bool(parents & running) or any(elsewhere(p) for p in parents)
-            body_words = set(_WORD.findall(body[name]))
-            layers_run = bool(body_words & (running - {name})) or "inplace" in body_words \
-                or any(elsewhere(w) for w in body_words)
+        for name in classes:
+            # Asked only when a method's choice hangs on them, each at most once a round.
+            parent_runs: bool | None = None
+            layers_run: bool | None = None
             for method_name, method in methods[name].items():
                 if method_name in chosen[name]:
                     continue
+                picked = method.writes or bool(
+                    method.words & ((functions | running) - {name})
+                    or method.from_self & chosen[name])
                 others = method.from_self - set(methods[name])
-                if method.writes or method.words & ((functions | running) - {name}) \
-                        or method.from_self & chosen[name] \
-                        or (others and (layers_run or parent_runs)) \
-                        or (method.calls_parent and parent_runs) \
-                        or any(elsewhere(w) for w in method.words):
+                if not picked and (others or method.calls_parent):
+                    if parent_runs is None:
+                        parent_runs = bool(parents[name] & running) or \
+                            elsewhere(parents[name])
+                    picked = parent_runs
+                if not picked and others:
+                    if layers_run is None:
+                        words = body_words[name]
+                        layers_run = bool(words & (running - {name})) or \
+                            "inplace" in words or elsewhere(words)
+                    picked = layers_run
+                if picked or elsewhere(method.words):
                     chosen[name].add(method_name)
                     grew = True
     return {name: picked for name, picked in chosen.items() if picked}
