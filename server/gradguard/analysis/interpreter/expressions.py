@@ -397,7 +397,10 @@ class Expressions:
         return None
 
     def returned(self, call: ast.Call, frame: Frame) -> ast.expr | None:
-        """What the user function ``call`` calls returns, when that is one expression."""
+        """What the user function ``call`` calls returns, when that is one expression
+        (a function named plainly: looking it up again evaluates nothing else)."""
+        if not isinstance(call.func, ast.Name):
+            return None
         called = self.eval(call.func, frame)
         if isinstance(called.const, FunctionInfo):
             return returned_expression(called.const.node)
