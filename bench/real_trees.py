@@ -146,13 +146,16 @@ def ensure_wheel_trees(specs: dict[str, tuple[str, str]],
     trees: dict[str, Path] = {}
     for name, (requirement, package) in specs.items():
         distribution, version = _distribution(requirement)
-        found = [w for w in wheels.glob("*.whl")
-                 if w.name.lower().startswith(f"{distribution}-{version}-")]
+        prefix = f"{distribution}-{version}-"
+
+        def wheels_found() -> list[Path]:
+            return [w for w in wheels.glob("*.whl") if w.name.lower().startswith(prefix)]
+
+        found = wheels_found()
         if not found:
             subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
                             "--dest", str(wheels), requirement], check=True)
-            found = [w for w in wheels.glob("*.whl")
-                     if w.name.lower().startswith(f"{distribution}-{version}-")]
+            found = wheels_found()
             if not found:
                 raise RuntimeError(f"pip download {requirement} left no wheel")
         unpacked = src / f"{distribution}-{version}"

@@ -7,8 +7,9 @@ analysis of the same texts.
 
 from __future__ import annotations
 
+from reruns import fresh, reruns
+
 from gradguard.analysis.analyze import project_for
-from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.incremental import IncrementalDocument
 
 SOURCE = '''import torch
@@ -41,22 +42,11 @@ def run_twice():
 '''
 
 
-def _fresh(text: str) -> list[Hazard]:
-    return IncrementalDocument(incremental=False).update(text)
-
-
-def _edit(document: IncrementalDocument, text: str) -> int:
-    """Analyse ``text`` as the document's next version: how many roots ran again."""
-    before = document.roots_run
-    hazards = document.update(text)
-    assert hazards == _fresh(text)
-    return document.roots_run - before
-
 
 def _opened() -> IncrementalDocument:
     document = IncrementalDocument()
     found = document.update(SOURCE)
-    assert found == _fresh(SOURCE)
+    assert found == fresh(SOURCE)
     assert [h.code for h in found] == ["GG001"]  # mul_ over what sigmoid saved
 
     return document
@@ -67,7 +57,7 @@ def test_an_edit_that_leaves_the_summary_the_same_reruns_none_of_the_callers() -
     edited = SOURCE.replace("factor = 2", "factor = 3")
 
     # Gate.forward's own root only: run and run_twice keep what they found through it.
-    assert _edit(document, edited) == 1
+    assert reruns(document, edited) == 1
     assert document.summaries_cut_off == 1
 
 
@@ -76,7 +66,7 @@ def test_an_edit_that_changes_the_summary_reruns_the_callers() -> None:
     edited = SOURCE.replace("return torch.sigmoid(x)", "return torch.sigmoid(x).clone()")
 
     # Gate.forward's root, run and run_twice: what it returns is no longer saved.
-    assert _edit(document, edited) == 3
+    assert reruns(document, edited) == 3
     assert document.summaries_cut_off == 0
     assert document.update(edited) == []
 
@@ -86,7 +76,7 @@ def test_an_edit_to_init_that_leaves_its_summary_the_same_reruns_nothing() -> No
     edited = SOURCE.replace('label = "gate"', 'label = "Gate"')
 
     # __init__ is no root of its own; every root that built a Gate keeps its result.
-    assert _edit(document, edited) == 0
+    assert reruns(document, edited) == 0
 
 
 def test_code_moved_within_the_function_reruns_the_callers() -> None:
@@ -95,16 +85,16 @@ def test_code_moved_within_the_function_reruns_the_callers() -> None:
     document = _opened()
     edited = SOURCE.replace("        factor = 2\n", "        factor = 2\n        more = 3\n")
 
-    assert _edit(document, edited) == 3
+    assert reruns(document, edited) == 3
 
 
 def test_findings_kept_through_a_cut_off_move_with_the_code_above() -> None:
     document = _opened()
     edited = SOURCE.replace("factor = 2", "factor = 3")
-    assert _edit(document, edited) == 1
+    assert reruns(document, edited) == 1
     moved = edited.replace("import torch\n", "import torch\nimport math\n\n\n")
 
-    assert _edit(document, moved) == 1  # the module's statements; the findings move
+    assert reruns(document, moved) == 1  # the module's statements; the findings move
 
 
 MODEL = '''import torch

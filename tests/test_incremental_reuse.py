@@ -7,7 +7,8 @@ is re-run or kept, the hazards equal those of a fresh analysis of the same text.
 
 from __future__ import annotations
 
-from gradguard.analysis.hazard import Hazard
+from reruns import fresh, reruns
+
 from gradguard.analysis.incremental import IncrementalDocument
 
 SOURCE = '''import torch
@@ -56,21 +57,10 @@ def calls_missing():
 '''
 
 
-def _fresh(text: str) -> list[Hazard]:
-    return IncrementalDocument(incremental=False).update(text)
-
-
-def _edit(document: IncrementalDocument, text: str) -> int:
-    """Analyse ``text`` as the document's next version: how many roots ran again."""
-    before = document.roots_run
-    hazards = document.update(text)
-    assert hazards == _fresh(text)
-    return document.roots_run - before
-
 
 def _opened() -> IncrementalDocument:
     document = IncrementalDocument()
-    assert document.update(SOURCE) == _fresh(SOURCE)
+    assert document.update(SOURCE) == fresh(SOURCE)
     return document
 
 
@@ -81,7 +71,7 @@ def test_an_edit_to_a_method_no_other_root_used_reruns_only_its_class() -> None:
 
     # Only the root of helper itself: ``build`` and ``run`` used Gen's __init__ (and
     # forward), and the root of Gen's forward ran on its own instance.
-    assert _edit(document, edited) == 1
+    assert reruns(document, edited) == 1
 
 
 def test_an_edit_to_a_method_a_root_ran_reruns_that_root() -> None:
@@ -90,7 +80,7 @@ def test_an_edit_to_a_method_a_root_ran_reruns_that_root() -> None:
                             "        x = x * 2\n        return self.relu(x)\n")
 
     # Gen's forward, run and run_sub (which calls it through Sub); not build, not helper.
-    assert _edit(document, edited) == 3
+    assert reruns(document, edited) == 3
 
 
 def test_an_edit_to_init_reruns_every_root_that_built_the_class() -> None:
@@ -98,7 +88,7 @@ def test_an_edit_to_init_reruns_every_root_that_built_the_class() -> None:
     edited = SOURCE.replace("nn.ReLU(inplace=True)", "nn.ReLU()")
 
     # Every method's root (each builds its own instance), build, run and run_sub.
-    assert _edit(document, edited) == 6
+    assert reruns(document, edited) == 6
 
 
 def test_a_method_added_where_a_lookup_found_none_reruns_the_roots_that_looked() -> None:
@@ -109,15 +99,15 @@ def test_a_method_added_where_a_lookup_found_none_reruns_the_roots_that_looked()
 
     # The new method's own root, and run_sub, which looked for Sub's own forward; run
     # and the rest never did. Taking it out again re-runs run_sub alone.
-    assert _edit(document, edited) == 2
-    assert _edit(document, SOURCE) == 1
+    assert reruns(document, edited) == 2
+    assert reruns(document, SOURCE) == 1
 
 
 def test_a_function_added_where_a_call_found_none_reruns_the_caller() -> None:
     document = _opened()
     edited = SOURCE + "\n\ndef later(t):\n    t.relu_()\n    return t\n"
 
-    assert _edit(document, edited) == 2  # the new function and calls_missing
+    assert reruns(document, edited) == 2  # the new function and calls_missing
     assert any(h.code == "GG001" and h.span.line == len(SOURCE.splitlines()) + 4
                for h in document.update(edited))
 
@@ -126,7 +116,7 @@ def test_a_changed_base_class_reruns_the_roots_that_looked_through_it() -> None:
     document = _opened()
     edited = SOURCE.replace("class Sub(Gen):", "class Sub(nn.Module):")
 
-    assert _edit(document, edited) == 2  # class Sub and run_sub
+    assert reruns(document, edited) == 2  # class Sub and run_sub
 
 
 def test_an_added_import_no_root_used_reruns_only_the_module_statements() -> None:
@@ -134,7 +124,7 @@ def test_an_added_import_no_root_used_reruns_only_the_module_statements() -> Non
     edited = SOURCE.replace("import torch.nn as nn\n", "import torch.nn as nn\nimport math\n")
 
     # Each root records which imported names it looked up: none looked up ``math``.
-    assert _edit(document, edited) == 1
+    assert reruns(document, edited) == 1
 
 
 def test_a_changed_import_reruns_the_roots_that_used_the_name() -> None:
@@ -143,12 +133,12 @@ def test_a_changed_import_reruns_the_roots_that_used_the_name() -> None:
 
     # The module's statements (which changed), and run, run_sub and calls_missing, the
     # functions that call torch.randn; not build, nor the methods, which use only ``nn``.
-    assert _edit(document, edited) == 4
+    assert reruns(document, edited) == 4
 
 
 def test_an_edit_that_changes_nothing_another_root_read_reruns_only_the_edited_one() -> None:
     document = _opened()
     edited = SOURCE.replace("    return later(y)\n", "    return later(y * 2)\n")
 
-    assert _edit(document, edited) == 1
-    assert _edit(document, edited) == 0  # the same text again
+    assert reruns(document, edited) == 1
+    assert reruns(document, edited) == 0  # the same text again
