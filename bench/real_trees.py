@@ -135,6 +135,10 @@ def _distribution(requirement: str) -> tuple[str, str]:
     return name.replace("-", "_").lower(), version
 
 
+def _wheels_named(wheels: Path, prefix: str) -> list[Path]:
+    return [w for w in wheels.glob("*.whl") if w.name.lower().startswith(prefix)]
+
+
 def ensure_wheel_trees(specs: dict[str, tuple[str, str]],
                        cache: Path | None = None) -> dict[str, Path]:
     """The package folder of each pinned wheel of ``specs`` (downloaded and unpacked into
@@ -147,15 +151,11 @@ def ensure_wheel_trees(specs: dict[str, tuple[str, str]],
     for name, (requirement, package) in specs.items():
         distribution, version = _distribution(requirement)
         prefix = f"{distribution}-{version}-"
-
-        def wheels_found() -> list[Path]:
-            return [w for w in wheels.glob("*.whl") if w.name.lower().startswith(prefix)]
-
-        found = wheels_found()
+        found = _wheels_named(wheels, prefix)
         if not found:
             subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
                             "--dest", str(wheels), requirement], check=True)
-            found = wheels_found()
+            found = _wheels_named(wheels, prefix)
             if not found:
                 raise RuntimeError(f"pip download {requirement} left no wheel")
         unpacked = src / f"{distribution}-{version}"
