@@ -142,3 +142,17 @@ class Net(nn.Module):
         return "net"
 ''')
     assert chosen == {"Net": {"forward", "name"}}
+
+
+def test_methods_are_read_at_the_lines_the_parser_gives_them_past_a_page_break() -> None:
+    # A form feed ends a line for str.splitlines, not for Python's parser.
+    chosen = _methods('''
+\x0c
+class Net(nn.Module):
+    def forward(self, x):
+        y = torch.sigmoid(x)
+        y.mul_(2)
+    def describe(self):
+        return "net"
+''')
+    assert chosen == {"Net": {"forward"}}

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from gradguard.analysis.blocks import defined_name, split_blocks
 from gradguard.analysis.program import Program
 from gradguard.analysis.signs import BUILD_WRITES, CANDIDATE, STRONG, Signs
+from gradguard.text import source_lines
 
 _WORD = re.compile(r"\w+")
 # Each word, and whether a call's parenthesis follows it: one pass over the text.
@@ -151,7 +152,7 @@ def methods_reaching(source: str, program: Program, found: set[str],
     in-place layer; when it calls ``super()`` and a parent class can. A class whose
     construction writes (a tensor written in ``__init__``) keeps all its methods: its
     instance is what every one of them runs on."""
-    lines = source.splitlines()
+    lines = source_lines(source)  # numbered as the parser numbers them
     classes = {name: info for name, info in program.classes.items() if name in found}
     functions = {name for name in found if name not in program.classes}
 
