@@ -13,10 +13,10 @@ from typing import Any
 from gradguard.analysis.autograd import Autograd
 from gradguard.analysis.fix_plans import Place, Plan
 from gradguard.analysis.names import dotted_name
-from gradguard.analysis.program import Program, Reads
+from gradguard.analysis.program import FunctionInfo, Program, Reads
 from gradguard.analysis.summaries import Context, Guard, Summary
 from gradguard.analysis.syntax import Piece
-from gradguard.analysis.values import Value, join
+from gradguard.analysis.values import NnModule, Sequential, Value, join
 from gradguard.facts.table import Facts
 
 MAX_DEPTH = 8
@@ -136,7 +136,8 @@ class SummaryCache:
         if self.indexed:
             for name in summary.names:
                 self._by_name.setdefault(name, set()).add(key)
-            self._by_piece.setdefault(id(summary.function.piece), set()).add(key)
+            for piece in _pieces_of(summary):
+                self._by_piece.setdefault(piece, set()).add(key)
 
     def summaries_of(self, piece: Piece, node: ast.AST
                      ) -> list[tuple[tuple[object, ...], Summary]]:
@@ -194,10 +195,24 @@ class SummaryCache:
                     keys.discard(key)
                     if not keys:
                         del self._by_name[name]
-            _discard(self._by_piece, id(summary.function.piece), key)
+            for piece in _pieces_of(summary) if self.indexed else ():
+                _discard(self._by_piece, piece, key)
             _discard(self._by_path, summary.function.path, key)
             for storage in summary.storages:  # break their cycles: freed at once
                 storage.saves, storage.pending = [], []
+
+
+def _pieces_of(summary: Summary) -> set[int]:
+    """The pieces a summary depends on: its function's, and those its context names by
+    node (a layer built there, a function passed in). Once a piece is gone its nodes
+    never come again, and no later call can have that context."""
+    pieces = {id(summary.function.piece)}
+    for obj in summary.placeholders:
+        if isinstance(obj, (NnModule, Sequential)):
+            pieces.add(id(obj.piece))
+        elif isinstance(obj, Value) and isinstance(obj.const, FunctionInfo):
+            pieces.add(id(obj.const.piece))
+    return pieces
 
 
 def _discard(index: dict[Any, set[tuple[object, ...]]], at: object,
