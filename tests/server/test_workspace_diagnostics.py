@@ -243,3 +243,21 @@ async def test_a_second_session_reuses_the_results_check_cached_in_the_folder(
 
     assert lines_of(items(reports, seeds / "unet3plus_seed.py"), "GG001") == [117]
     assert client.progress_reports == {}  # nothing was left to analyse
+
+
+async def test_an_open_document_is_reported_as_its_own_analysis_has_it_with_its_version(
+        client: RecordingClient, seeds: Path) -> None:
+    session = await start(client, PULL, seeds, WORKSPACE_MODE)
+    uri = session.open(seeds / "unet3plus_seed.py")
+    text = session.texts[uri]
+    # Unsaved: the Dropout that overwrote the saved ReLU output no longer works in place.
+    version = session.replace_all(uri, text.replace("p=0.5, inplace=True", "p=0.5"))
+    own = await session.diagnostics(uri)
+
+    reports = await report(session)
+
+    opened = reports[uri]
+    assert isinstance(opened, types.WorkspaceFullDocumentDiagnosticReport)
+    assert opened.version == version
+    assert list(opened.items) == own and lines_of(own, "GG001") == []
+    assert lines_of(items(reports, seeds / "yolov5_loss_seed.py"), "GG001") == [143]

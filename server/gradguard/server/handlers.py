@@ -92,7 +92,8 @@ def register(server: GradGuardServer) -> None:
         path = path_of(params.text_document.uri)
         if path is not None and os.path.basename(path) == "pyproject.toml":
             ls.settings_changed()
-        ls.workspace_reports.changed()  # a file other programs read is now on disk
+        # A file other programs read is now on disk (perhaps for the first time).
+        ls.workspace_reports.changed(files=True)
         ls.probes.on_save(params.text_document.uri)
 
     @server.command(probe_jobs.COMMAND)

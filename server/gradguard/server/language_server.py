@@ -224,7 +224,7 @@ class GradGuardServer(LanguageServer):
                 self.scheduler.refresh(unit, self.encoding)
         else:
             self.dependents_changed(path)
-        self.workspace_reports.changed()
+        self.workspace_reports.changed(files=created_or_deleted)
 
     def dependents_changed(self, path: str) -> None:
         """Re-analyse the open documents whose last analysis read ``path``."""
@@ -296,7 +296,7 @@ class GradGuardServer(LanguageServer):
                 self.scheduler.refresh(unit, self.encoding)
                 changed = True
         self.show_problems()
-        self.workspace_reports.changed()  # refreshes the client if reports change
+        self.workspace_reports.changed(files=True)  # exclude or include may have changed
         if changed and self.features.pull_diagnostics and self.features.diagnostic_refresh:
             self.workspace_diagnostic_refresh(None)
 

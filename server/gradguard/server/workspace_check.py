@@ -51,20 +51,39 @@ class FolderWork:
     overlay: Overlay
 
 
-class Digests:
-    """The digest of each file's text now, read at most once a pass."""
+# A file's size and modification time, and the digest of its text then.
+Stamped = tuple[int, int, str | None]
 
-    def __init__(self, overlay: Overlay) -> None:
+
+class Digests:
+    """The digest of each file's text now: an open document's, else the file's, read
+    again only when its size or modification time changed (a pass over a large
+    workspace costs a ``stat`` a file, not a read)."""
+
+    def __init__(self, overlay: Overlay, on_disk: dict[str, Stamped]) -> None:
         self.overlay = overlay
+        self._on_disk = on_disk
         self._known: dict[str, str | None] = {}
 
     def __call__(self, path: str) -> str | None:
         if path not in self._known:
             text = self.overlay.texts.get(path)
-            if text is None:
-                text = read_file(path)
-            self._known[path] = None if text is None else digest(text)
+            self._known[path] = digest(text) if text is not None else self._disk(path)
         return self._known[path]
+
+    def _disk(self, path: str) -> str | None:
+        try:
+            status = os.stat(path)
+        except OSError:
+            self._on_disk.pop(path, None)
+            return None
+        known = self._on_disk.get(path)
+        if known is not None and known[:2] == (status.st_size, status.st_mtime_ns):
+            return known[2]
+        text = read_file(path)
+        found = None if text is None else digest(text)
+        self._on_disk[path] = (status.st_size, status.st_mtime_ns, found)
+        return found
 
 
 class WorkspaceChecker:
@@ -74,12 +93,13 @@ class WorkspaceChecker:
         self.jobs = jobs or os.cpu_count() or 1
         self._context = context
         self._caches: dict[tuple[str, Selection], ResultCache] = {}
+        self._on_disk: dict[str, Stamped] = {}
         self.analysed = 0  # files analysed afresh, over the session (tests read it)
 
     def stale(self, work: FolderWork) -> list[str]:
         """The files whose cached results no longer hold."""
         cache = self._cache(work)
-        current = Digests(work.overlay)
+        current = Digests(work.overlay, self._on_disk)
         return [path for path in work.files
                 if (known := current(path)) is None or
                 cache.get(path, known, current) is None]
@@ -129,7 +149,7 @@ class WorkspaceChecker:
         """Each hazard once, in the file it is in, as ``check`` reports it: found from
         several files, the one with the fewest related locations."""
         best: dict[str, dict[tuple[object, ...], Hazard]] = {}
-        current = Digests(work.overlay)
+        current = Digests(work.overlay, self._on_disk)
         for path in work.files:
             entry = cache.entries.get(path)
             if entry is None:

@@ -61,6 +61,7 @@ class _Inputs:
     folders: list[str]
     overlay: Overlay
     encoding: Encoding
+    walk: int  # which walk of the folders' files the pass needs
 
 
 class WorkspaceDiagnostics:
@@ -78,11 +79,19 @@ class WorkspaceDiagnostics:
         self._stopped = threading.Event()
         # A file's last report and what it was made from (unchanged inputs: reused).
         self._made: dict[str, tuple[tuple[object, ...], FileReport]] = {}
+        # Each folder's files, walked again when files may have come or gone: the
+        # walks asked for so far, and the last one made.
+        self._walks = 0
+        self._walked: tuple[int, dict[str, list[str]]] = (-1, {})
 
-    def changed(self) -> None:
-        """Something the workspace's hazards depend on changed: a pass is due."""
+    def changed(self, files: bool = False) -> None:
+        """Something the workspace's hazards depend on changed: a pass is due (``files``:
+        files may have been created or deleted, or the settings that choose them
+        changed)."""
         if not self.enabled or self._stopped.is_set():
             return
+        if files:
+            self._walks += 1
         self._changes += 1
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._passes())
@@ -95,6 +104,8 @@ class WorkspaceDiagnostics:
         """The report of every file, once the changes sent so far are in it."""
         if not self.enabled:
             return types.WorkspaceDiagnosticReport(items=[])
+        if self._task is None:
+            self.changed()  # asked before the session's first pass started
         wanted = self._changes
         while self._done < wanted and not self._stopped.is_set():
             passed = self._passed
@@ -145,7 +156,7 @@ class WorkspaceDiagnostics:
                  for unit in self.server.units.values()
                  if isinstance(unit, TextUnit) and unit.path is not None}
         return _Inputs(self.server.workspace_folders(), Overlay.of(texts),
-                       self.server.encoding)
+                       self.server.encoding, self._walks)
 
     async def _pass(self, inputs: _Inputs) -> None:
         works = await asyncio.to_thread(self._works, inputs)
@@ -173,8 +184,12 @@ class WorkspaceDiagnostics:
                 self.server.workspace_diagnostic_refresh(None)
 
     def _works(self, inputs: _Inputs) -> list[FolderWork]:
+        walk, found = self._walked
+        if walk != inputs.walk or list(found) != inputs.folders:
+            found = workspace_files(inputs.folders)
+            self._walked = (inputs.walk, found)
         works = []
-        for folder, files in workspace_files(inputs.folders).items():
+        for folder, files in found.items():
             # Analysed with every rule (each file's own settings pick what it shows), so
             # that the results are those ``gradguard check`` caches in the folder.
             uncertain = self.server.settings_for(folder).uncertain
