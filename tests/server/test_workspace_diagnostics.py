@@ -15,7 +15,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, PULL, TIMEOUT, RecordingClient, Session, lines_of, start
+from conftest import (
+    EXAMPLES,
+    PULL,
+    TIMEOUT,
+    RecordingClient,
+    Session,
+    capabilities,
+    lines_of,
+    start,
+)
 from lsprotocol import types
 from pygls.exceptions import JsonRpcMethodNotFound
 
@@ -261,3 +270,25 @@ async def test_an_open_document_is_reported_as_its_own_analysis_has_it_with_its_
     assert opened.version == version
     assert list(opened.items) == own and lines_of(own, "GG001") == []
     assert lines_of(items(reports, seeds / "yolov5_loss_seed.py"), "GG001") == [143]
+
+
+async def test_a_client_that_can_refresh_is_asked_to_pull_again_when_an_edit_changes_the_report(
+        client: RecordingClient, tmp_path: Path) -> None:
+    root = write(tmp_path, {"model.py": MODEL, "train.py": TRAIN})
+    caps = capabilities(PULL)
+    assert caps.workspace is not None
+    caps.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(
+        refresh_support=True)
+    session = await start(client, PULL, root, WORKSPACE_MODE, caps)
+    assert lines_of(items(await report(session), root / "train.py"), "GG001") == [6]
+    uri = session.open(root / "model.py")
+    before = client.refreshes
+
+    session.replace_all(uri, MODEL.replace("torch.sigmoid(self.fc(x))", "self.fc(x) * 2"))
+
+    async def refreshed() -> None:
+        while client.refreshes == before:
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(refreshed(), TIMEOUT)
+    assert items(await report(session), root / "train.py") == []
