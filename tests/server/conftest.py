@@ -33,24 +33,17 @@ PULL = "neovim@v0.11"
 
 
 class RecordingClient(LanguageClient):
-    """pytest-lsp's client, keeping every publishDiagnostics with its version, counting
-    the server's requests to pull diagnostics again, and answering the dynamic
-    registrations the server asks for."""
+    """pytest-lsp's client, keeping every publishDiagnostics with its version, and
+    answering the dynamic registrations the server asks for."""
 
     def __init__(self) -> None:
         super().__init__(converter_factory=default_converter)
         self.published: list[types.PublishDiagnosticsParams] = []
         self.registrations: list[types.Registration] = []
         self.arrived = asyncio.Event()
-        self.refreshes = 0
-        recorded = (types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, types.WORKSPACE_DIAGNOSTIC_REFRESH)
         register_lsp_features(self, {method: handler for method, handler
                                      in DEFAULT_CLIENT_FEATURES.items()
-                                     if method not in recorded})
-
-        @self.feature(types.WORKSPACE_DIAGNOSTIC_REFRESH)
-        def refresh(params: None) -> None:
-            self.refreshes += 1
+                                     if method != types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS})
 
         @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def published(params: types.PublishDiagnosticsParams) -> None:

@@ -282,12 +282,12 @@ async def test_a_client_that_can_refresh_is_asked_to_pull_again_when_an_edit_cha
     session = await start(client, PULL, root, WORKSPACE_MODE, caps)
     assert lines_of(items(await report(session), root / "train.py"), "GG001") == [6]
     uri = session.open(root / "model.py")
-    before = client.refreshes
+    before = client.diagnostic_refresh_count
 
     session.replace_all(uri, MODEL.replace("torch.sigmoid(self.fc(x))", "self.fc(x) * 2"))
 
     async def refreshed() -> None:
-        while client.refreshes == before:
+        while client.diagnostic_refresh_count == before:
             await asyncio.sleep(0.05)
 
     await asyncio.wait_for(refreshed(), TIMEOUT)
