@@ -128,6 +128,11 @@ class GradGuardServer(LanguageServer):
         window = self.client_capabilities.window
         return window is not None and bool(window.work_done_progress)
 
+    def pull_again(self) -> None:
+        """Ask a client that can be asked to pull diagnostics again."""
+        if self.features.pull_diagnostics and self.features.diagnostic_refresh:
+            self.workspace_diagnostic_refresh(None)
+
     def warn(self, message: str) -> None:
         self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, message))
 

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.project import read_file
-from gradguard.cli.cache import DIRECTORY, Entry, ResultCache, digest
-from gradguard.cli.results import FileResult
-from gradguard.cli.workers import Overlay, check_file, check_paths
+from gradguard.checking.cache import DIRECTORY, Entry, ResultCache, digest
+from gradguard.checking.results import FileResult
+from gradguard.checking.workers import Overlay, check_file, check_paths
 from gradguard.config import Selection
 
 if TYPE_CHECKING:
-    from gradguard.cli.workers import WorkerContext
+    from gradguard.checking.workers import WorkerContext
 
 # Files handed to the worker processes at a time: progress is reported between batches,
 # and a pass that is no longer wanted stops after the batch it is in.
@@ -37,7 +37,7 @@ def worker_context() -> WorkerContext:
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["gradguard.cli.workers"])
+    context.set_forkserver_preload(["gradguard.checking.workers"])
     return context
 
 
@@ -118,7 +118,7 @@ class WorkspaceChecker:
             batch = stale[start:start + BATCH]
             readable = [path for path in batch if work.overlay.source(path).text is not None]
             # A file that cannot be read fails at once: no worker process for it.
-            results = [check_file((path, work.selection, roots, work.overlay))
+            results = [check_file((path, work.selection, roots), work.overlay)
                        for path in batch if path not in readable]
             if readable:
                 results += check_paths(readable, work.selection, self.jobs, roots,

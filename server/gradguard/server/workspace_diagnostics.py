@@ -24,15 +24,16 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from lsprotocol import types
+from pygls.progress import Progress
 
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.project import read_file
-from gradguard.cli.workers import Overlay
+from gradguard.checking.workers import Overlay
 from gradguard.config import Selection
-from gradguard.server.documents import TextUnit
+from gradguard.server.documents import TextUnit, Unit
 from gradguard.server.positions import Encoding
 from gradguard.server.settings import Settings
 from gradguard.server.workspace_check import FolderWork, WorkspaceChecker
@@ -43,9 +44,6 @@ from gradguard.server.workspace_reports import (
     file_uri,
     workspace_report,
 )
-
-if TYPE_CHECKING:
-    from gradguard.server.language_server import GradGuardServer
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +62,30 @@ class _Inputs:
     walk: int  # which walk of the folders' files the pass needs
 
 
+class WorkspaceHost(Protocol):
+    """What the workspace diagnostics need of the server, and no more (the server is one)."""
+
+    units: dict[str, Unit]
+
+    @property
+    def encoding(self) -> Encoding: ...
+
+    @property
+    def work_done_progress(self) -> Progress: ...
+
+    def workspace_folders(self) -> list[str]: ...
+
+    def settings_for(self, path: str | None) -> Settings: ...
+
+    def pulled(self, diagnostics: list[types.Diagnostic]) -> list[types.Diagnostic]: ...
+
+    def shows_progress(self) -> bool: ...
+
+    def pull_again(self) -> None: ...
+
+
 class WorkspaceDiagnostics:
-    def __init__(self, server: GradGuardServer) -> None:
+    def __init__(self, server: WorkspaceHost) -> None:
         self.server = server
         self.enabled = False
         self.checker = WorkspaceChecker()
@@ -180,8 +200,7 @@ class WorkspaceDiagnostics:
             progress.end(total)
         if reports != self.reports:
             self.reports = reports
-            if self.server.features.diagnostic_refresh:
-                self.server.workspace_diagnostic_refresh(None)
+            self.server.pull_again()
 
     def _works(self, inputs: _Inputs) -> list[FolderWork]:
         walk, found = self._walked
@@ -243,12 +262,12 @@ class _Progress:
 
     _tokens = 0
 
-    def __init__(self, server: GradGuardServer | None, token: str | None) -> None:
+    def __init__(self, server: WorkspaceHost | None, token: str | None) -> None:
         self.server = server
         self.token = token
 
     @classmethod
-    async def start(cls, server: GradGuardServer, total: int) -> _Progress:
+    async def start(cls, server: WorkspaceHost, total: int) -> _Progress:
         if total == 0 or not server.shows_progress():
             return cls(None, None)
         cls._tokens += 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gradguard.cli.discovery import discover, load_discovery
+from gradguard.checking.discovery import discover, load_discovery
 from gradguard.config import load
 
 

@@ -26,10 +26,10 @@ from gradguard.analysis.interpreter import SummaryCache
 from gradguard.analysis.project import Project, read_file
 from gradguard.analysis.report import not_analysed
 from gradguard.analysis.syntax import SourceError
-from gradguard.cli.cache import digest
-from gradguard.cli.files import SourceFile, read
-from gradguard.cli.notebook import CellMap, NotebookError, program_of
-from gradguard.cli.results import FileResult
+from gradguard.checking.cache import digest
+from gradguard.checking.files import SourceFile, read
+from gradguard.checking.notebook import CellMap, NotebookError, program_of
+from gradguard.checking.results import FileResult
 from gradguard.config import Selection
 from gradguard.runtime import fewer_collections
 
@@ -63,7 +63,7 @@ class Overlay:
 
 
 NO_OVERLAY = Overlay()
-Job = tuple[str, Selection, tuple[str, ...], Overlay]
+Job = tuple[str, Selection, tuple[str, ...]]
 
 # One project a worker process: the files it imports are parsed once, and their
 # functions summarised once (per calling context), for all the files it checks.
@@ -79,8 +79,8 @@ def _project(roots: tuple[str, ...], overlay: Overlay) -> tuple[Project, Summary
     return _projects[key]
 
 
-def check_file(job: Job) -> FileResult:
-    path, selection, roots, overlay = job
+def check_file(job: Job, overlay: Overlay = NO_OVERLAY) -> FileResult:
+    path, selection, roots = job
     source = overlay.source(path)
     absolute = os.path.abspath(path)
     if source.text is None:
@@ -125,23 +125,23 @@ def check_paths(paths: list[str], selection: Selection, jobs: int,
     keeps no file it read): one that dies (a crash in native code, the kernel's
     out-of-memory killer) costs only the files it was checking, which are then checked
     again one process each, so that the one that kills it is found and reported."""
-    work = [(path, selection, roots, overlay) for path in paths]
+    work = [(path, selection, roots) for path in paths]
     if jobs <= 1 and context is None:
         fewer_collections()
-        return [check_file(job) for job in work]
+        return [check_file(job, overlay) for job in work]
     done: dict[str, FileResult] = {}
     chunks = [work[start:start + CHUNK] for start in range(0, len(work), CHUNK)]
     with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(chunks))), mp_context=context,
                              initializer=fewer_collections) as pool:
-        futures = [pool.submit(_check_chunk, chunk) for chunk in chunks]
+        futures = [pool.submit(_check_chunk, chunk, overlay) for chunk in chunks]
         for future in futures:
             try:
                 done.update((result.path, result) for result in future.result())
             except BrokenProcessPool:
                 continue
     left = [job for job in work if job[0] not in done]
-    done.update(zip([job[0] for job in left], check_each_alone(left, max(jobs, 1), context),
-                    strict=True))
+    done.update(zip([job[0] for job in left],
+                    check_each_alone(left, max(jobs, 1), context, overlay), strict=True))
     return [done[path] for path in paths]
 
 
@@ -150,12 +150,12 @@ def check_paths(paths: list[str], selection: Selection, jobs: int,
 CHUNK = 8
 
 
-def _check_chunk(chunk: list[Job]) -> list[FileResult]:
-    return [check_file(job) for job in chunk]
+def _check_chunk(chunk: list[Job], overlay: Overlay) -> list[FileResult]:
+    return [check_file(job, overlay) for job in chunk]
 
 
-def check_each_alone(work: list[Job], jobs: int,
-                     context: WorkerContext | None = None) -> list[FileResult]:
+def check_each_alone(work: list[Job], jobs: int, context: WorkerContext | None = None,
+                     overlay: Overlay = NO_OVERLAY) -> list[FileResult]:
     """Check each file in a process of its own (``jobs`` at a time): a file whose
     analysis kills its process is reported as not analysed, and the others complete."""
     context = context or multiprocessing.get_context("fork")
@@ -166,7 +166,8 @@ def check_each_alone(work: list[Job], jobs: int,
         while pending and len(running) < jobs:
             index, job = pending.pop(0)
             receiver, sender = context.Pipe(duplex=False)
-            started = context.Process(target=_check_into, args=(job, sender), daemon=True)
+            started = context.Process(target=_check_into, args=(job, overlay, sender),
+                                      daemon=True)
             started.start()
             sender.close()
             running.append((index, started, receiver))
@@ -181,9 +182,9 @@ def check_each_alone(work: list[Job], jobs: int,
     return [result for result in results if result is not None]
 
 
-def _check_into(job: Job, sender: Connection) -> None:
+def _check_into(job: Job, overlay: Overlay, sender: Connection) -> None:
     fewer_collections()
-    sender.send(check_file(job))
+    sender.send(check_file(job, overlay))
     sender.close()
 
 
