@@ -45,7 +45,7 @@ from real_trees import (  # noqa: E402
     ten_thousand_lines,
 )
 
-# directories not counted (``gradguard check`` skips these and more: gradguard.cli.discovery)
+# directories not counted (``gradguard check`` skips these and more: gradguard.checking.discovery)
 SKIPPED_DIRS = {
     ".git",
     ".hg",

@@ -92,7 +92,7 @@ def whole_tree(name: str, tree: Path, lines: int) -> None:
 
 def one_process(tree: Path) -> None:
     """Run in a child: check every file of ``tree`` in order in this process."""
-    from gradguard.cli.workers import check_file
+    from gradguard.checking.workers import check_file
     from gradguard.config import Selection
 
     files = sorted(str(p) for p in python_files(tree))

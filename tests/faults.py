@@ -20,7 +20,7 @@ from typing import Any
 
 
 def segfault_on(name: str) -> None:
-    import gradguard.cli.workers as workers
+    import gradguard.checking.workers as workers
 
     analyze = workers.analyze_in_run
 
@@ -33,7 +33,7 @@ def segfault_on(name: str) -> None:
 
 
 def raise_in_check_on(name: str) -> None:
-    import gradguard.cli.workers as workers
+    import gradguard.checking.workers as workers
 
     analyze = workers.analyze_in_run
 

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gradguard.cli import workers
+from gradguard.checking import workers
 from gradguard.cli.main import main
 
 SCRIPT = """import torch

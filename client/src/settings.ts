@@ -20,6 +20,11 @@ export type Trace = 'off' | 'messages' | 'verbose';
 export type ImportStrategy = 'useBundled' | 'fromEnvironment';
 export const IMPORT_STRATEGIES: readonly ImportStrategy[] = ['useBundled', 'fromEnvironment'];
 
+/** Whose diagnostics the server computes: the open files' (Pylance's default), or every
+ * Python file of the workspace (answered to `workspace/diagnostic`, shown in Problems). */
+export type DiagnosticMode = 'openFilesOnly' | 'workspace';
+export const DIAGNOSTIC_MODES: readonly DiagnosticMode[] = ['openFilesOnly', 'workspace'];
+
 export interface ProbeSettings {
   /** Run the probe on a file each time it is saved (trusted workspaces only). */
   readonly onSave: boolean;
@@ -35,6 +40,7 @@ export interface GradGuardSettings {
   readonly exclude: readonly string[];
   /** Also report findings that hold only if a tensor of unknown origin requires grad. */
   readonly uncertain: boolean;
+  readonly diagnosticMode: DiagnosticMode;
   readonly interpreter: string;
   readonly importStrategy: ImportStrategy;
   readonly installSpec: string;
@@ -51,6 +57,8 @@ export interface ServerSettings {
   exclude: string[];
   /** Sent only when true: false leaves pyproject.toml's `uncertain` in force. */
   uncertain?: true;
+  /** Sent only when `workspace` (the server's default is `openFilesOnly`). */
+  diagnosticMode?: 'workspace';
   probe: { onSave: boolean; timeout: number };
 }
 
@@ -74,6 +82,7 @@ export const DEFAULTS: GradGuardSettings = {
   severity: {},
   exclude: [],
   uncertain: false,
+  diagnosticMode: 'openFilesOnly',
   interpreter: '',
   importStrategy: 'useBundled',
   installSpec: 'gradguard',
@@ -158,6 +167,7 @@ export function readSettings(
     severity: readSeverity(get('severity'), problems),
     exclude: globs('exclude'),
     uncertain: bool('uncertain', DEFAULTS.uncertain),
+    diagnosticMode: readDiagnosticMode(get('diagnosticMode'), problems),
     interpreter: text('interpreter', DEFAULTS.interpreter),
     importStrategy: readImportStrategy(get('importStrategy'), problems),
     installSpec: text('installSpec', DEFAULTS.installSpec) || DEFAULTS.installSpec,
@@ -178,6 +188,17 @@ function readImportStrategy(value: unknown, problems: string[]): ImportStrategy 
   }
   problems.push(`gradguard.importStrategy must be one of ${IMPORT_STRATEGIES.join(', ')}`);
   return DEFAULTS.importStrategy;
+}
+
+function readDiagnosticMode(value: unknown, problems: string[]): DiagnosticMode {
+  if (value === undefined || value === null) {
+    return DEFAULTS.diagnosticMode;
+  }
+  if ((DIAGNOSTIC_MODES as readonly unknown[]).includes(value)) {
+    return value as DiagnosticMode;
+  }
+  problems.push(`gradguard.diagnosticMode must be one of ${DIAGNOSTIC_MODES.join(', ')}`);
+  return DEFAULTS.diagnosticMode;
 }
 
 /** Upper-cased, trimmed, without blanks or repeats, in the order given. */
@@ -245,6 +266,9 @@ export function toServerSettings(settings: GradGuardSettings, trusted: boolean):
   if (settings.uncertain) {
     server.uncertain = true;
   }
+  if (settings.diagnosticMode === 'workspace') {
+    server.diagnosticMode = 'workspace';
+  }
   return server;
 }
 
@@ -282,8 +306,12 @@ export function mapConfigurationAnswer(
   });
 }
 
-/** Whether going from `before` to `after` needs a new server process (not just new settings). */
+/**
+ * Whether going from `before` to `after` needs a new server process (not just new settings).
+ * The server says at `initialize` whether it answers `workspace/diagnostic`, so a new
+ * `diagnosticMode` takes a new one.
+ */
 export function needsRestart(before: GradGuardSettings, after: GradGuardSettings): boolean {
   return before.enable !== after.enable || before.interpreter !== after.interpreter ||
-    before.importStrategy !== after.importStrategy;
+    before.importStrategy !== after.importStrategy || before.diagnosticMode !== after.diagnosticMode;
 }

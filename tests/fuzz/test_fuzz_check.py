@@ -21,10 +21,10 @@ from inputs import SOURCES, mutated_source
 
 from gradguard.analysis.analyze import analyze_source
 from gradguard.analysis.hazard import Hazard
+from gradguard.checking.workers import check_file
 from gradguard.cli.check import project_roots
 from gradguard.cli.fixing import fix_run
 from gradguard.cli.formats import FORMATTERS, Finding
-from gradguard.cli.workers import check_file
 from gradguard.config import Selection
 
 EXAMPLES = int(os.environ.get("GRADGUARD_FUZZ_EXAMPLES", "40"))

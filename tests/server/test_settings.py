@@ -146,3 +146,24 @@ def test_bad_probe_settings_are_reported_and_skipped() -> None:
 
     assert layer == {}
     assert len(problems) == 3 and "probe.speed" in problems[2]
+
+
+def test_diagnostic_mode_is_open_files_only_unless_the_client_asks_for_the_workspace() -> None:
+    problems: list[str] = []
+    resolver = SettingsResolver()
+
+    assert resolver.resolve(None).diagnostic_mode == "openFilesOnly"
+    resolver.initialization = parse_layer({"diagnosticMode": "workspace"}, None,
+                                          "initializationOptions", problems)
+    assert resolver.resolve(None).diagnostic_mode == "workspace"
+    assert problems == []
+
+
+def test_a_bad_diagnostic_mode_is_reported_and_skipped() -> None:
+    problems: list[str] = []
+
+    layer = parse_layer({"diagnosticMode": "everything"}, None, "client settings", problems)
+
+    assert layer == {}
+    assert problems == ["client settings: `diagnosticMode` must be one of openFilesOnly, "
+                        "workspace, got 'everything'"]

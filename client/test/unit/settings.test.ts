@@ -34,6 +34,7 @@ describe('readSettings', () => {
       severity: { gg002: 'Warning', GG003: 'info' },
       exclude: [' third_party/** ', ''],
       uncertain: true,
+      diagnosticMode: 'workspace',
       interpreter: ' /opt/venv/bin/python ',
       importStrategy: 'fromEnvironment',
       installSpec: '/src/gradguard',
@@ -47,6 +48,7 @@ describe('readSettings', () => {
       severity: { GG002: 'warning', GG003: 'information' },
       exclude: ['third_party/**'],
       uncertain: true,
+      diagnosticMode: 'workspace',
       interpreter: '/opt/venv/bin/python',
       importStrategy: 'fromEnvironment',
       installSpec: '/src/gradguard',
@@ -65,6 +67,7 @@ describe('readSettings', () => {
       probe: { onSave: 1, timeout: -3 },
       interpreter: 42,
       importStrategy: 'bundled',
+      diagnosticMode: 'everything',
     }, problems);
     assert.equal(settings.enable, true);
     assert.deepEqual(settings.select, []);
@@ -74,7 +77,8 @@ describe('readSettings', () => {
     assert.equal(settings.probe.timeout, DEFAULTS.probe.timeout);
     assert.equal(settings.interpreter, '');
     assert.equal(settings.importStrategy, 'useBundled');
-    assert.equal(problems.length, 8, problems.join('\n'));
+    assert.equal(settings.diagnosticMode, 'openFilesOnly');
+    assert.equal(problems.length, 9, problems.join('\n'));
     assert.ok(problems.some((p) => p.includes('gradguard.severity.GG001')));
   });
 
@@ -93,6 +97,7 @@ describe('what the server is sent', () => {
     severity: { GG001: 'warning' },
     exclude: ['build/**'],
     uncertain: true,
+    diagnosticMode: 'workspace',
     interpreter: '/x/python',
     probe: { onSave: true, timeout: 30 },
     trace: { server: 'messages' },
@@ -105,6 +110,7 @@ describe('what the server is sent', () => {
       severity: { GG001: 'warning' },
       exclude: ['build/**'],
       uncertain: true,
+      diagnosticMode: 'workspace',
       probe: { onSave: true, timeout: 30 },
       trusted: true,
     });
@@ -115,10 +121,11 @@ describe('what the server is sent', () => {
     assert.equal(initializationOptions(settings, false).trusted, false);
   });
 
-  it('leaves select and uncertain out when unset (pyproject.toml decides)', () => {
+  it('leaves select, uncertain and diagnosticMode out when unset (the defaults decide)', () => {
     const server = toServerSettings(DEFAULTS, true);
     assert.equal('select' in server, false);
     assert.equal('uncertain' in server, false);
+    assert.equal('diagnosticMode' in server, false);
     assert.deepEqual(server, { ignore: [], severity: {}, exclude: [], probe: { onSave: false, timeout: 60 } });
   });
 
@@ -142,10 +149,11 @@ describe('what the server is sent', () => {
 });
 
 describe('needsRestart', () => {
-  it('only for enable, interpreter and importStrategy', () => {
+  it('only for enable, interpreter, importStrategy and diagnosticMode', () => {
     assert.equal(needsRestart(DEFAULTS, { ...DEFAULTS, enable: false }), true);
     assert.equal(needsRestart(DEFAULTS, { ...DEFAULTS, importStrategy: 'fromEnvironment' }), true);
     assert.equal(needsRestart(DEFAULTS, { ...DEFAULTS, interpreter: '/venv/bin/python' }), true);
+    assert.equal(needsRestart(DEFAULTS, { ...DEFAULTS, diagnosticMode: 'workspace' }), true);
     assert.equal(needsRestart(DEFAULTS, { ...DEFAULTS, select: ['GG001'] }), false);
     assert.equal(needsRestart(DEFAULTS, { ...DEFAULTS, probe: { onSave: true, timeout: 5 } }), false);
     assert.equal(needsRestart(DEFAULTS, { ...DEFAULTS, trace: 'verbose' }), false);
@@ -178,6 +186,7 @@ describe('the manifest', () => {
       'gradguard.probe.onSave': DEFAULTS.probe.onSave,
       'gradguard.probe.timeout': DEFAULTS.probe.timeout,
       'gradguard.trace.server': DEFAULTS.trace,
+      'gradguard.diagnosticMode': DEFAULTS.diagnosticMode,
     };
     assert.deepEqual(Object.keys(properties).sort(), Object.keys(expected).sort());
     for (const [key, value] of Object.entries(expected)) {

@@ -3,8 +3,8 @@
 The files given are one project: an import of another of its files (``from .models
 import Net``, ``from utils.loss import ComputeLoss``) is followed, so a hazard whose
 saving op and in-place op sit in different files is found, and reported in the file of
-the in-place op. Results are kept in a cache (:mod:`gradguard.cli.cache`); the analysis
-itself (:mod:`gradguard.cli.workers`) is imported only when some file is not in it, so
+the in-place op. Results are kept in a cache (:mod:`gradguard.checking.cache`); the analysis
+itself (:mod:`gradguard.checking.workers`) is imported only when some file is not in it, so
 that re-checking an unchanged tree costs little more than reading it.
 """
 
@@ -16,12 +16,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from gradguard.analysis.hazard import Hazard
-from gradguard.cli.cache import Entry, ResultCache
-from gradguard.cli.discovery import Discovery, discover, load_discovery
-from gradguard.cli.files import read, shown_path
+from gradguard.checking.cache import Entry, ResultCache
+from gradguard.checking.discovery import Discovery, discover, load_discovery
+from gradguard.checking.files import read, shown_path
+from gradguard.checking.notebook import CellMap, NotebookError, program_of
+from gradguard.checking.results import FileResult
 from gradguard.cli.formats import FORMATTERS, Finding
-from gradguard.cli.notebook import CellMap, NotebookError, program_of
-from gradguard.cli.results import FileResult
 from gradguard.config import ProjectConfig, Selection, load
 
 
@@ -65,7 +65,7 @@ def run_check(paths: list[str], output_format: str, selection: Selection,
             results.append(FileResult(path, entry.found, entry.error, cells=_cells(path)))
     fresh = []
     if todo:
-        from gradguard.cli.workers import check_paths
+        from gradguard.checking.workers import check_paths
 
         fresh = check_paths(todo, selection, jobs or os.cpu_count() or 1,
                             project_roots(present))

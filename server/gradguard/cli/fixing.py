@@ -12,8 +12,8 @@ from gradguard.analysis.analyze import analysis_of_run, analyze_source
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.report import not_analysed
 from gradguard.analysis.syntax import SourceError, parse
-from gradguard.cli.files import read, shown_path
-from gradguard.cli.notebook import CellMap, NotebookError, parse_notebook
+from gradguard.checking.files import read, shown_path
+from gradguard.checking.notebook import CellMap, NotebookError, parse_notebook
 from gradguard.config import Selection
 from gradguard.fixes.apply import FixResult, fix_text, fix_texts
 from gradguard.text import BOM, lines_with_ends

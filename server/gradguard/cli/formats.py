@@ -14,7 +14,7 @@ from typing import Any
 
 from gradguard import __version__
 from gradguard.analysis.hazard import Hazard, Span
-from gradguard.cli.notebook import CellMap
+from gradguard.checking.notebook import CellMap
 from gradguard.rules import RULES
 
 

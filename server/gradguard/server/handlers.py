@@ -22,6 +22,7 @@ from gradguard.server.documents import TextUnit
 from gradguard.server.hover import answer, hover_query, takes_markdown
 from gradguard.server.language_server import ClientFeatures, GradGuardServer
 from gradguard.server.probe_targets import probe_lenses
+from gradguard.server.settings import WORKSPACE
 from gradguard.server.uris import path_of
 
 logger = logging.getLogger(__name__)
@@ -48,6 +49,13 @@ def register(server: GradGuardServer) -> None:
         # (Capabilities are built after this handler returns.)
         diagnostic_options.inter_file_dependencies = \
             params.capabilities.notebook_document is not None
+        # Whether the server answers workspace/diagnostic is said now, once: the mode
+        # comes from initializationOptions (a later change takes a restart).
+        folders = ls.workspace_folders()
+        mode = ls.settings_for(folders[0] if folders else None).diagnostic_mode
+        if mode == WORKSPACE:
+            ls.workspace_reports.enabled = True
+            server.feature(types.WORKSPACE_DIAGNOSTIC)(workspace_diagnostic)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: GradGuardServer, params: types.InitializedParams) -> None:
@@ -68,6 +76,7 @@ def register(server: GradGuardServer) -> None:
             except Exception as error:  # refused, or no answer: settings still work
                 logger.warning("could not watch pyproject.toml files: %r", error)
         ls.show_problems()  # bad initializationOptions are said at once
+        ls.workspace_reports.changed()  # the first pass, in the background
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: GradGuardServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -83,6 +92,8 @@ def register(server: GradGuardServer) -> None:
         path = path_of(params.text_document.uri)
         if path is not None and os.path.basename(path) == "pyproject.toml":
             ls.settings_changed()
+        # A file other programs read is now on disk (perhaps for the first time).
+        ls.workspace_reports.changed(files=True)
         ls.probes.on_save(params.text_document.uri)
 
     @server.command(probe_jobs.COMMAND)
@@ -199,6 +210,11 @@ def register(server: GradGuardServer) -> None:
         return types.RelatedFullDocumentDiagnosticReport(
             items=ls.pulled(outcome.diagnostics[uri]), result_id=result_id)
 
+    async def workspace_diagnostic(ls: GradGuardServer,
+                                   params: types.WorkspaceDiagnosticParams
+                                   ) -> types.WorkspaceDiagnosticReport:
+        return await ls.workspace_reports.answer(params)
+
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=KINDS, resolve_provider=False))
     async def code_action(ls: GradGuardServer,
@@ -222,4 +238,5 @@ def register(server: GradGuardServer) -> None:
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: GradGuardServer, params: None) -> None:
         ls.scheduler.shutdown()
+        ls.workspace_reports.stop()
         ls.probes.stop_all()

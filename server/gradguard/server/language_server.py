@@ -31,6 +31,7 @@ from gradguard.server.probe_jobs import ProbeJobs
 from gradguard.server.scheduler import Scheduler
 from gradguard.server.settings import Settings, SettingsResolver, client_section, parse_layer
 from gradguard.server.uris import path_of
+from gradguard.server.workspace_diagnostics import WorkspaceDiagnostics
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +86,7 @@ class GradGuardServer(LanguageServer):
         self.probes = ProbeJobs(self)
         # The URIs each unit last published diagnostics for.
         self._shown: dict[str, set[str]] = {}
+        self.workspace_reports = WorkspaceDiagnostics(self)
 
     @property
     def requests(self) -> GradGuardProtocol:
@@ -126,6 +128,11 @@ class GradGuardServer(LanguageServer):
         window = self.client_capabilities.window
         return window is not None and bool(window.work_done_progress)
 
+    def pull_again(self) -> None:
+        """Ask a client that can be asked to pull diagnostics again."""
+        if self.features.pull_diagnostics and self.features.diagnostic_refresh:
+            self.workspace_diagnostic_refresh(None)
+
     def warn(self, message: str) -> None:
         self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, message))
 
@@ -141,6 +148,7 @@ class GradGuardServer(LanguageServer):
         self._replace(item.uri, unit)
         self.show_problems()
         self.scheduler.edited(unit, self.encoding)
+        self.workspace_reports.changed()  # its text may not be the one on disk
 
     def change_text(self, params: types.DidChangeTextDocumentParams) -> None:
         unit = self.units.get(params.text_document.uri)
@@ -149,6 +157,7 @@ class GradGuardServer(LanguageServer):
         unit.text_buffer.apply(params.content_changes, params.text_document.version,
                                self.encoding)
         self.scheduler.edited(unit, self.encoding)
+        self.workspace_reports.changed()
 
     def open_notebook(self, params: types.DidOpenNotebookDocumentParams) -> None:
         uri = params.notebook_document.uri
@@ -220,6 +229,7 @@ class GradGuardServer(LanguageServer):
                 self.scheduler.refresh(unit, self.encoding)
         else:
             self.dependents_changed(path)
+        self.workspace_reports.changed(files=created_or_deleted)
 
     def dependents_changed(self, path: str) -> None:
         """Re-analyse the open documents whose last analysis read ``path``."""
@@ -291,6 +301,7 @@ class GradGuardServer(LanguageServer):
                 self.scheduler.refresh(unit, self.encoding)
                 changed = True
         self.show_problems()
+        self.workspace_reports.changed(files=True)  # exclude or include may have changed
         if changed and self.features.pull_diagnostics and self.features.diagnostic_refresh:
             self.workspace_diagnostic_refresh(None)
 

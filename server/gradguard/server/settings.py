@@ -18,9 +18,12 @@ the pyproject's folder or the workspace folder), ``uncertain`` (also report find
 hold only if a tensor of unknown origin requires grad, as ``gradguard check
 --uncertain``). Client settings also take
 ``debounceMs`` and ``incremental`` (``false`` re-analyses the whole file on every edit,
-for comparisons). ``probe`` takes ``onSave`` (run the torch probe on the file at each
-save; only in a workspace the client says is trusted) and ``timeout`` (seconds per
-probe target); in pyproject.toml the same table also holds the probe's entries. A bad
+for comparisons) and ``diagnosticMode`` (``openFilesOnly``, the default: diagnostics of
+the open documents; ``workspace``: also of every Python file of the workspace folders,
+answered to ``workspace/diagnostic``; read at ``initialize``, as the server says then
+whether it answers that request). ``probe`` takes ``onSave`` (run the torch probe on
+the file at each save; only in a workspace the client says is trusted) and ``timeout``
+(seconds per probe target); in pyproject.toml the same table also holds the probe's entries. A bad
 value is reported and skipped, never fatal.
 
 ``select`` replaces what a lower layer selected; ``ignore`` adds to what lower layers
@@ -42,6 +45,10 @@ from gradguard.config import SYNTAX_CODE, ProjectConfig, Selection, load, rule_c
 from gradguard.rules import Severity
 
 DEFAULT_DEBOUNCE_MS = 75
+# ``diagnosticMode``: Pylance's names, which users of VS Code already know.
+OPEN_FILES_ONLY = "openFilesOnly"
+WORKSPACE = "workspace"
+DIAGNOSTIC_MODES = (OPEN_FILES_ONLY, WORKSPACE)
 # Keys of the same settings object that other parts read (the VS Code client's workspace
 # trust, which the server takes from initializationOptions and gradguard/trustChanged
 # only; the TCP token, which the transport takes out before the server sees it, and
@@ -111,6 +118,8 @@ class Settings:
     # wall-clock limit per target (None: the probe's default, or pyproject's).
     probe_on_save: bool = False
     probe_timeout: float | None = None
+    # Whose diagnostics the server computes: the open documents', or the workspace's.
+    diagnostic_mode: str = OPEN_FILES_ONLY
 
     @property
     def selection(self) -> Selection:
@@ -161,6 +170,12 @@ def parse_layer(raw: Any, root: str | None, origin: str, problems: list[str]) ->
                 local.append(f"`{key}` must be a number of milliseconds, got {value!r}")
         elif key == "probe":
             layer.update(_probe_settings(value, local))
+        elif key == "diagnosticMode":
+            if value in DIAGNOSTIC_MODES:
+                layer["diagnostic_mode"] = value
+            else:
+                local.append(f"`diagnosticMode` must be one of {', '.join(DIAGNOSTIC_MODES)}, "
+                             f"got {value!r}")
         elif key in OTHER_PARTS_KEYS:
             continue
         elif key in ("incremental", "uncertain"):

@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ class ResultCache:
         settings = json.dumps([__version__, _code_stamp(),
                                sys.version_info[:2], sorted(selection.select or []),
                                sorted(selection.ignore), selection.uncertain])
+        self.directory = directory
         self.path = Path(directory, f"{__version__}", f"{digest(settings)}.json")
         self.entries: dict[str, Entry] = {}
         self.changed = False
@@ -63,11 +65,15 @@ class ResultCache:
                 self._digests[path] = digest(text)
         return self._digests[path]
 
-    def get(self, path: str, text_digest: str) -> Entry | None:
+    def get(self, path: str, text_digest: str,
+            digest_of: Callable[[str], str | None] | None = None) -> Entry | None:
+        """The entry of a file whose text, and each text its analysis read, are as then
+        (``digest_of``: the digest of a file's text now, if not the one on disk)."""
         entry = self.entries.get(path)
         if entry is None or entry.digest != text_digest:
             return None
-        if any(self.digest_of(other) != seen for other, seen in entry.read.items()):
+        current = digest_of or self.digest_of
+        if any(current(other) != seen for other, seen in entry.read.items()):
             return None
         return entry
 
@@ -80,7 +86,7 @@ class ResultCache:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            ignore = Path(DIRECTORY, ".gitignore")
+            ignore = Path(self.directory, ".gitignore")
             if not ignore.exists():
                 ignore.write_text("# Made by gradguard check.\n*\n", "utf-8")
             handle, temporary = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")

@@ -1,48 +1,91 @@
 """Checking files in worker processes: one project a worker, one bad file never costs
 the others (a worker that dies costs only its chunk, which is checked again one
-process per file, so the file that kills it is found and reported)."""
+process per file, so the file that kills it is found and reported).
+
+The language server checks its workspace with the same code: it hands over the texts of
+the documents open in the editor (``Overlay``), which stand in for those files' texts on
+disk, and a multiprocessing context of its own (it has threads, which ``fork`` does not
+copy safely).
+"""
 
 from __future__ import annotations
 
 import multiprocessing
 import os
 import signal
+from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
+from typing import TYPE_CHECKING
 
 from gradguard.analysis.analyze import analyze_in_run, project_for
 from gradguard.analysis.interpreter import SummaryCache
-from gradguard.analysis.project import Project
+from gradguard.analysis.project import Project, read_file
 from gradguard.analysis.report import not_analysed
 from gradguard.analysis.syntax import SourceError
-from gradguard.cli.cache import digest
-from gradguard.cli.files import read
-from gradguard.cli.notebook import CellMap, NotebookError, program_of
-from gradguard.cli.results import FileResult
+from gradguard.checking.cache import digest
+from gradguard.checking.files import SourceFile, read
+from gradguard.checking.notebook import CellMap, NotebookError, program_of
+from gradguard.checking.results import FileResult
 from gradguard.config import Selection
 from gradguard.runtime import fewer_collections
 
+if TYPE_CHECKING:
+    from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
+
+    WorkerContext = ForkContext | ForkServerContext | SpawnContext
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """Texts that stand in for files' texts on disk (by absolute path): the documents
+    open in an editor, unsaved edits included."""
+
+    texts: Mapping[str, str] = field(default_factory=dict)
+    # Tells one overlay from another without comparing every text.
+    key: str = ""
+
+    @classmethod
+    def of(cls, texts: Mapping[str, str]) -> Overlay:
+        stamp = "".join(f"{path}\0{digest(text)}\0" for path, text in sorted(texts.items()))
+        return cls(dict(texts), digest(stamp))
+
+    def read(self, path: str) -> str | None:
+        text = self.texts.get(os.path.abspath(path))
+        return text if text is not None else read_file(path)
+
+    def source(self, path: str) -> SourceFile:
+        text = self.texts.get(os.path.abspath(path))
+        return read(path) if text is None else SourceFile(path, text)
+
+
+NO_OVERLAY = Overlay()
+Job = tuple[str, Selection, tuple[str, ...]]
+
 # One project a worker process: the files it imports are parsed once, and their
 # functions summarised once (per calling context), for all the files it checks.
-_projects: dict[tuple[str, ...], tuple[Project, SummaryCache]] = {}
+_projects: dict[tuple[tuple[str, ...], str], tuple[Project, SummaryCache]] = {}
 
 
-def _project(roots: tuple[str, ...]) -> tuple[Project, SummaryCache]:
-    if roots not in _projects:
+def _project(roots: tuple[str, ...], overlay: Overlay) -> tuple[Project, SummaryCache]:
+    key = (roots, overlay.key)
+    if key not in _projects:
         _projects.clear()
-        _projects[roots] = (project_for(list(roots)), SummaryCache())
-    return _projects[roots]
+        read = overlay.read if overlay.texts else read_file
+        _projects[key] = (project_for(list(roots), read=read), SummaryCache())
+    return _projects[key]
 
 
-def check_file(job: tuple[str, Selection, tuple[str, ...]]) -> FileResult:
+def check_file(job: Job, overlay: Overlay = NO_OVERLAY) -> FileResult:
     path, selection, roots = job
-    source = read(path)
+    source = overlay.source(path)
     absolute = os.path.abspath(path)
     if source.text is None:
         return _failed(path, source.error or "cannot read", source.line, source.column)
-    project, summaries = _project(roots)
+    project, summaries = _project(roots, overlay)
     cells = None
     try:
         text, cells = program_of(path, source.text)
@@ -75,27 +118,30 @@ def _failed(path: str, reason: str, line: int = 0, column: int = 0,
 
 
 def check_paths(paths: list[str], selection: Selection, jobs: int,
-                roots: tuple[str, ...]) -> list[FileResult]:
-    """Each file's result, in the order given. With more than one job the files are
-    checked in worker processes: one that dies (a crash in native code, the kernel's
+                roots: tuple[str, ...], overlay: Overlay = NO_OVERLAY,
+                context: WorkerContext | None = None) -> list[FileResult]:
+    """Each file's result, in the order given. With more than one job, or a ``context``,
+    the files are checked in worker processes (new ones each call: a long-lived caller
+    keeps no file it read): one that dies (a crash in native code, the kernel's
     out-of-memory killer) costs only the files it was checking, which are then checked
     again one process each, so that the one that kills it is found and reported."""
     work = [(path, selection, roots) for path in paths]
-    if jobs <= 1:
+    if jobs <= 1 and context is None:
         fewer_collections()
-        return [check_file(job) for job in work]
+        return [check_file(job, overlay) for job in work]
     done: dict[str, FileResult] = {}
     chunks = [work[start:start + CHUNK] for start in range(0, len(work), CHUNK)]
-    with ProcessPoolExecutor(max_workers=min(jobs, len(chunks) or 1),
+    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(chunks))), mp_context=context,
                              initializer=fewer_collections) as pool:
-        futures = [pool.submit(_check_chunk, chunk) for chunk in chunks]
+        futures = [pool.submit(_check_chunk, chunk, overlay) for chunk in chunks]
         for future in futures:
             try:
                 done.update((result.path, result) for result in future.result())
             except BrokenProcessPool:
                 continue
     left = [job for job in work if job[0] not in done]
-    done.update(zip([job[0] for job in left], check_each_alone(left, jobs), strict=True))
+    done.update(zip([job[0] for job in left],
+                    check_each_alone(left, max(jobs, 1), context, overlay), strict=True))
     return [done[path] for path in paths]
 
 
@@ -104,15 +150,15 @@ def check_paths(paths: list[str], selection: Selection, jobs: int,
 CHUNK = 8
 
 
-def _check_chunk(chunk: list[tuple[str, Selection, tuple[str, ...]]]) -> list[FileResult]:
-    return [check_file(job) for job in chunk]
+def _check_chunk(chunk: list[Job], overlay: Overlay) -> list[FileResult]:
+    return [check_file(job, overlay) for job in chunk]
 
 
-def check_each_alone(work: list[tuple[str, Selection, tuple[str, ...]]],
-                     jobs: int) -> list[FileResult]:
+def check_each_alone(work: list[Job], jobs: int, context: WorkerContext | None = None,
+                     overlay: Overlay = NO_OVERLAY) -> list[FileResult]:
     """Check each file in a process of its own (``jobs`` at a time): a file whose
     analysis kills its process is reported as not analysed, and the others complete."""
-    context = multiprocessing.get_context("fork")
+    context = context or multiprocessing.get_context("fork")
     results: list[FileResult | None] = [None] * len(work)
     running: list[tuple[int, BaseProcess, Connection]] = []
     pending = list(enumerate(work))
@@ -120,7 +166,8 @@ def check_each_alone(work: list[tuple[str, Selection, tuple[str, ...]]],
         while pending and len(running) < jobs:
             index, job = pending.pop(0)
             receiver, sender = context.Pipe(duplex=False)
-            started = context.Process(target=_check_into, args=(job, sender), daemon=True)
+            started = context.Process(target=_check_into, args=(job, overlay, sender),
+                                      daemon=True)
             started.start()
             sender.close()
             running.append((index, started, receiver))
@@ -135,9 +182,9 @@ def check_each_alone(work: list[tuple[str, Selection, tuple[str, ...]]],
     return [result for result in results if result is not None]
 
 
-def _check_into(job: tuple[str, Selection, tuple[str, ...]], sender: Connection) -> None:
+def _check_into(job: Job, overlay: Overlay, sender: Connection) -> None:
     fewer_collections()
-    sender.send(check_file(job))
+    sender.send(check_file(job, overlay))
     sender.close()
 
 

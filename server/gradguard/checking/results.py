@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gradguard.analysis.hazard import Hazard
-from gradguard.cli.notebook import CellMap
+from gradguard.checking.notebook import CellMap
 
 
 @dataclass
