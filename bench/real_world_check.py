@@ -6,10 +6,11 @@
 With ``--held-out`` it checks the held-out library of bench/real_trees.py (transformers,
 1.2 million lines; a few minutes) instead: precision on code nobody here tuned for.
 
-    .venv/bin/python bench/real_world_check.py --precision [--held-out] [--judge]
+    .venv/bin/python bench/real_world_check.py --precision [--set NAME] [--judge]
 
-With ``--precision`` it checks issue 27's trees (``PRECISION`` in bench/real_trees.py;
-with ``--held-out``, ``PRECISION_HELD_OUT``, first checked after the precision work) and
+With ``--precision`` it checks issue 27's trees (``PRECISION_SETS`` in
+bench/real_trees.py: ``first``, the default; ``held-out`` (also ``--held-out``), first
+checked after the first precision work; ``third`` and ``third-held-out``) and
 matches every error and warning report with its record in bench/judged/verdicts.json
 (tree, version, file, line, rule, verdict, the script that judged it): per tree, the
 reports, how many are true, false and not judged yet (listed), and the precision of
@@ -40,8 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from real_trees import (  # noqa: E402
     HELD_OUT,
-    PRECISION,
-    PRECISION_HELD_OUT,
+    PRECISION_SETS,
     cache_dir,
     ensure_real_trees,
     ensure_wheel_trees,
@@ -216,11 +216,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="check the held-out library (transformers) instead")
     parser.add_argument("--precision", action="store_true",
                         help="issue 27's trees: reports matched with bench/judged/ verdicts")
+    parser.add_argument("--set", choices=sorted(PRECISION_SETS), default=None,
+                        help="with --precision: which trees (default: first)")
     parser.add_argument("--judge", action="store_true",
                         help="with --precision: run each verdict's script under torch")
     args = parser.parse_args(argv)
     if args.precision:
-        print_precision(PRECISION_HELD_OUT if args.held_out else PRECISION, args.jobs)
+        chosen = args.set or ("held-out" if args.held_out else "first")
+        print_precision(PRECISION_SETS[chosen], args.jobs)
         return judge_all() if args.judge else 0
 
     trees = ensure_real_trees(packages=HELD_OUT) if args.held_out else ensure_real_trees()
