@@ -144,7 +144,7 @@ PRECISION_THIRD = {
 PRECISION_THIRD_HELD_OUT = {
     "tianshou": ("tianshou==2.0.1", "tianshou"),
     "botorch": ("botorch==0.18.1", "botorch"),
-    "normflows": ("normflows==1.7.3", "normflows"),
+    "zuko": ("zuko==1.6.0", "zuko"),  # normflows 1.7.3, the first choice, has no wheel
     "ignite": ("pytorch-ignite==0.5.5", "ignite"),
 }
 PRECISION_SETS = {
