@@ -73,7 +73,7 @@ def analyze_source(source: str, selection: Selection | None = None,
     cache = SummaryCache()
     programs = {path: program}
     wanted = reaching(source)
-    findings = merge(run_root(programs, root, cache) for root in
+    findings = merge(run_root(programs, root, cache, inline_methods=True) for root in
                      roots(program, wanted, methods=methods_reaching(source, program, wanted)))
     if not findings:
         return []
@@ -144,7 +144,7 @@ def analyze_file(path: str, source: str, project: Project,
     cache = cache or SummaryCache()
     results = []
     for root in roots(program, wanted, methods=methods):
-        results.append(run_root(project.programs, root, cache))
+        results.append(run_root(project.programs, root, cache, inline_methods=True))
         _trim(project, cache)
     read = (looked.paths() | frozenset(p for result in results
                                        for p in result.reads.paths())) - {path}

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from gradguard.analysis.autograd import Autograd
 from gradguard.analysis.findings import Finding, Site
 from gradguard.analysis.interpreter import Evaluator, OutOfBudget, SummaryCache
-from gradguard.analysis.interpreter.state import MAX_STEPS, RunState
+from gradguard.analysis.interpreter.state import RunState
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, Reads
 from gradguard.facts import load
 
@@ -99,7 +99,7 @@ def _class_start(info: ClassInfo,
                 evaluator.run_function(method, None if is_static else instance, info)
             except OutOfBudget:  # the others are still followed
                 _stopped(evaluator.state.run.autograd, site, f"{info.name}.{method.name}",
-                         TOO_LONG)
+                         too_long(evaluator))
             except RecursionError:
                 _stopped(evaluator.state.run.autograd, site, f"{info.name}.{method.name}",
                          TOO_DEEP)
@@ -108,15 +108,18 @@ def _class_start(info: ClassInfo,
 
 
 def run_root(programs: Mapping[str, Program | None], root: Root,
-             cache: SummaryCache) -> RootResult:
+             cache: SummaryCache, inline_methods: bool = False) -> RootResult:
+    """``inline_methods``: run modules' methods in their caller's world rather than
+    through summaries (faster over a tree; an editor keeps the summaries, which it
+    compares after an edit to cut off what it re-runs)."""
     autograd = Autograd()
-    evaluator = Evaluator(load(), programs, cache, RunState(autograd))
+    evaluator = Evaluator(load(), programs, cache, RunState(autograd), inline_methods)
     # What was found before the analysis stopped still stands; the user is told where
     # it stopped.
     try:
         root.start(evaluator)
     except OutOfBudget:
-        _stopped(autograd, root.site, root.key, TOO_LONG)
+        _stopped(autograd, root.site, root.key, too_long(evaluator))
     except RecursionError:
         _stopped(autograd, root.site, root.key, TOO_DEEP)
     finally:
@@ -125,7 +128,8 @@ def run_root(programs: Mapping[str, Program | None], root: Root,
     return RootResult(tuple(autograd.findings.values()), evaluator.state.run.reads)
 
 
-TOO_LONG = f"more than {MAX_STEPS:,} steps to follow"
+def too_long(evaluator: Evaluator) -> str:
+    return f"more than {evaluator.state.max_steps:,} steps to follow"
 TOO_DEEP = "calls nested too deeply"
 
 

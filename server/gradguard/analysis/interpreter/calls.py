@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import functools
 
-from gradguard.analysis.findings import Site
+from gradguard.analysis.findings import Site, better
 from gradguard.analysis.fix_plans import CloneIfUsedLater, Plan, SelectRows, is_dotted
 from gradguard.analysis.interpreter.classes import class_of, is_sequential
 from gradguard.analysis.interpreter.expressions import Expressions
@@ -101,6 +101,17 @@ def free_names(node: ast.AST) -> tuple[str, ...]:
     return tuple(name for name in read if name not in bound)
 
 
+class _Given:
+    """A call's own values, handed to ``Calls._frame`` as a summary's run hands it its
+    placeholders."""
+
+    def __init__(self, inputs: list[Value | None]) -> None:
+        self.inputs = inputs
+
+    def input(self, position: int) -> Value | None:
+        return self.inputs[position] if position < len(self.inputs) else None
+
+
 class Calls:
     """Runs calls: evaluates the arguments (``expressions``), then what is called, a
     user function through its summary (its body run by ``statements``), a module, a
@@ -184,6 +195,13 @@ class Calls:
         if any(n in GRAD_OFF or n.split(".")[-1] in ("no_grad", "inference_mode")
                for n in names):
             grad = False
+        receiver = inputs[0]
+        if state.inline_methods and receiver is not None and receiver.kind == "module":
+            # A module's method is given the whole module (its layers, their parameters,
+            # what they hold): a context that large costs more to key, copy and replay
+            # than running the body again, and is seldom met twice (post_init walks a
+            # different model in each file).
+            return self._inline(function, inputs, fills, grad, site)
         context = context_of(inputs)
         allowed = run.autograd.mutation_allowed
         key = (id(node), grad, allowed, state.repeating > 0, fills, context.key)
@@ -201,6 +219,43 @@ class Calls:
         if site is not None and state.stack:
             via = via + (site,)
         return replay(summary, context, run.autograd, run.attr_journal, via)
+
+    def _inline(self, function: FunctionInfo, inputs: list[Value | None],
+                fills: tuple[str | None, ...], grad: bool, site: Site | None) -> Value:
+        """Run ``function``'s body on the caller's own values, in the caller's world: what
+        a summary's replay would do, without the summary."""
+        state = self.state
+        autograd = state.run.autograd
+        outer = autograd.grad_enabled, autograd.via, autograd.plan
+        autograd.grad_enabled = grad
+        if site is not None and state.stack:
+            autograd.via = autograd.via + (site,)
+        autograd.plan = None
+        known, backwards = dict(autograd.findings), autograd.backwards
+        state.stack.append(function.node)
+        try:
+            frame = self._frame(function, _Given(inputs), fills)
+            self.statements.exec_block(function.node.body, frame)
+        finally:
+            state.stack.pop()
+            autograd.grad_enabled, autograd.via, autograd.plan = outer
+        # What this call reported (again, perhaps, under a key an earlier call had).
+        made = {key: finding for key, finding in autograd.findings.items()
+                if known.get(key) is not finding}
+        if made:
+            demote_unreached(made, function.piece, function.node, frame.returns,
+                             [value for value in inputs if value is not None],
+                             autograd.backwards - backwards)
+            for key, finding in made.items():
+                earlier = known.get(key)
+                autograd.findings[key] = earlier if earlier is not None and \
+                    better(earlier, finding) else finding
+        result = constant(None)
+        if frame.returns:
+            result = frame.returns[0]
+            for value in frame.returns[1:]:
+                result = state.join(result, value)
+        return result
 
     @staticmethod
     def _bind(function: FunctionInfo, args: list[Value], kwargs: dict[str, Value],
@@ -277,7 +332,7 @@ class Calls:
                 result = state.join(result, value)
         return summary_run.finish(function, result, inner.reads, cut)
 
-    def _frame(self, function: FunctionInfo, run: Run,
+    def _frame(self, function: FunctionInfo, run: Run | _Given,
                fills: tuple[str | None, ...]) -> Frame:
         spec = function.node.args
         program = self.state.program_at(function.path)

@@ -10,6 +10,8 @@ from gradguard.analysis.interpreter.calls import Calls
 from gradguard.analysis.interpreter.expressions import Expressions
 from gradguard.analysis.interpreter.fix_planning import FixPlanning
 from gradguard.analysis.interpreter.state import (
+    MAX_STEPS,
+    MAX_STEPS_INLINE,
     Frame,
     Position,
     RunState,
@@ -36,8 +38,10 @@ class Evaluator:
     """
 
     def __init__(self, facts: Facts, programs: Mapping[str, Program | None],
-                 cache: SummaryCache, run: RunState) -> None:
-        self.state = state = State(facts, programs, cache, run)
+                 cache: SummaryCache, run: RunState, inline_methods: bool = False) -> None:
+        self.state = state = State(
+            facts, programs, cache, run, inline_methods=inline_methods,
+            max_steps=MAX_STEPS_INLINE if inline_methods else MAX_STEPS)
         self.expressions = Expressions(state)
         self.plans = FixPlanning(state, self.expressions)
         self.torch_api = TorchApi(state, self.plans)

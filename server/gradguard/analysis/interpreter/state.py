@@ -20,7 +20,12 @@ from gradguard.analysis.values import NnModule, Sequential, Value, join
 from gradguard.facts.table import Facts
 
 MAX_DEPTH = 8
+# How far a root is followed, in statements and expressions run: a bound on its time.
+# Run inline (``State.inline_methods``) a step costs about a third of what it costs
+# through summaries (no context to key, copy and replay per call), so the same time
+# allows three times the steps.
 MAX_STEPS = 20_000
+MAX_STEPS_INLINE = 60_000
 MAX_UNROLL = 32
 
 # Constants whose value is not known: a number (``len(x)``, ``x.shape[0]``), a string
@@ -269,12 +274,16 @@ class State:
     # The module-level frame of each script being run, by path: the globals a function
     # it calls reads (``def train(): for p in model.parameters(): ...``).
     scripts: dict[str, Frame] = field(default_factory=dict)
+    # Whether a method of a module instance runs in its caller's world instead of through
+    # a summary (see ``Calls.call_function``).
+    inline_methods: bool = False
+    max_steps: int = MAX_STEPS
 
     # -- bounds -----------------------------------------------------------------------
 
     def tick(self) -> None:
         self.steps += 1
-        if self.steps > MAX_STEPS:
+        if self.steps > self.max_steps:
             raise OutOfBudget
 
     def program_at(self, path: str) -> Program:
