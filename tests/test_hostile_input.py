@@ -96,11 +96,12 @@ def test_a_function_too_long_to_follow_stops_with_a_note(tmp_path: Path) -> None
         "import torch\n\n\ndef run():\n"
         "    a = torch.randn(3, requires_grad=True)\n    b = a.exp()\n    b += 1\n"
         f"    for i in {items}:\n        for j in {items}:\n            for k in {items}:\n"
-        "                c = a.sigmoid()\n    b.sum().backward()\n")
+        f"                for m in {items}:\n"
+        "                    c = a.sigmoid()\n    b.sum().backward()\n")
     done = check("--format", "json", "loops.py", cwd=tmp_path)
     found = json.loads(done.stdout)
     assert [(f["line"], f["code"]) for f in found] == [(4, "GG901"), (7, "GG001")]
-    assert "more than 20,000 steps to follow" in found[0]["message"]
+    assert "more than 40,000 steps to follow" in found[0]["message"]
 
 
 @pytest.mark.parametrize("output_format", ["text", "json", "sarif", "github"])

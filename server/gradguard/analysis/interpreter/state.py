@@ -21,11 +21,11 @@ from gradguard.facts.table import Facts
 
 MAX_DEPTH = 8
 # How far a root is followed, in statements and expressions run: a bound on its time.
-# Run inline (``State.inline_methods``) a step costs about a third of what it costs
+# Run inline (``State.inline_methods``) a step costs about half of what it costs
 # through summaries (no context to key, copy and replay per call), so the same time
-# allows three times the steps.
+# allows twice the steps.
 MAX_STEPS = 20_000
-MAX_STEPS_INLINE = 60_000
+MAX_STEPS_INLINE = 40_000
 MAX_UNROLL = 32
 
 # Constants whose value is not known: a number (``len(x)``, ``x.shape[0]``), a string
