@@ -1,0 +1,281 @@
+"""A finding's chain: from the op that saved a tensor for backward to the write that
+overwrote it, one step per line with its place.
+
+A pure function of the analysis' ``Finding``: its saving op (``Save``) and the call
+sites that save came back out through (``Save.via``), the call sites the write was
+reached through (``Finding.via``), and the texts of the pieces they were parsed from.
+The two paths share the calls down to the function where the saved tensor went from one
+to the other; the steps are the save, each call it was returned from (innermost
+first), the assignments that carry it in that function (a view, an alias, an item, an
+attribute: read from the code, as ``local.py`` explains), each call it is passed into,
+the same in the function that writes it, and the write. The first step is always the
+saving line and the last the writing line.
+
+The language server's hover and ``gradguard explain`` both print ``render``'s text.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+
+from gradguard.analysis.findings import Finding, Site
+from gradguard.analysis.syntax import Piece, char_column
+from gradguard.analysis.values import Save
+from gradguard.explain.hover import torch_call_at
+from gradguard.explain.local import Carried, carried_into, parsed, returned_from, written_base
+from gradguard.explain.ops import aten_reads, backward_reads
+from gradguard.facts.formulas import load_formulas
+from gradguard.facts.table import Facts, load
+from gradguard.rules import (
+    PARAMETERS_UPDATED_BEFORE_BACKWARD,
+    SAVED_TENSOR_CHANGED_SILENTLY,
+    SAVED_TENSOR_OVERWRITTEN,
+)
+
+# The rules whose findings have a saving op to start a chain from.
+CHAINED = (SAVED_TENSOR_OVERWRITTEN, SAVED_TENSOR_CHANGED_SILENTLY,
+           PARAMETERS_UPDATED_BEFORE_BACKWARD)
+# Source quoted in a step longer than this is cut (a call spread over many lines).
+LONGEST_QUOTE = 72
+ROLE_NOUNS = {"input": "its input", "other": "its second operand", "output": "its output"}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One link of a chain: where (a file and 1-based line and column) and what."""
+
+    kind: str  # save, return, call, view, alias, item, attribute, write
+    path: str
+    line: int
+    column: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Chain:
+    code: str
+    path: str
+    line: int
+    column: int
+    steps: tuple[Step, ...]
+    # GG004: the other saves the same step breaks (only the one backward reaches first
+    # is followed).
+    also: tuple[Step, ...] = ()
+
+
+def chain_of(finding: Finding, facts: Facts | None = None) -> Chain | None:
+    """The chain of a finding that has a saving op; None for the others."""
+    if finding.code not in CHAINED or not finding.saves:
+        return None
+    facts = facts or load()
+    save = _followed(finding.saves)
+    span = finding.piece.span(finding.node)
+    steps = [_save_step(save, facts)]
+    common = _shared(save.via, finding.via)
+    returns = save.via[common:]
+    calls = finding.via[common:]
+    # Back out of the calls the saved tensor was returned from, innermost first.
+    parameters = finding.code == PARAMETERS_UPDATED_BEFORE_BACKWARD
+    if returns and not parameters:
+        returned = returned_from(save.piece, save.node)
+        if returned is not None:
+            steps.append(_step("return", save.piece, returned,
+                               f"`{_quote(save.piece, returned)}` returns it"))
+    for piece, node in reversed(returns):
+        if parameters:  # a parameter is not handed back: the call is where it was used
+            steps.append(_step("call", piece, node,
+                               f"`{_quote(piece, node)}` is the call that saved it"))
+        else:
+            steps.append(_step("return", piece, node, _returned_text(piece, node)))
+    # In the function the two paths share: from where it arrived to where it leaves.
+    arrived: Site = returns[0] if returns else (save.piece, save.node)
+    if calls:
+        piece, call = calls[0]
+        carried, name = carried_into(piece, call, arrived, facts)
+        steps += [_carried_step(piece, c) for c in carried]
+        passed = f"`{name}`" if name else "it"
+        steps.append(_step("call", piece, call,
+                           f"`{_quote(piece, call)}` passes {passed} into the call"))
+        for piece, call in calls[1:]:
+            steps.append(_step("call", piece, call,
+                               f"`{_quote(piece, call)}` passes it into the call"))
+    # In the function that writes it: from where it arrived to the write.
+    base = None if finding.code == PARAMETERS_UPDATED_BEFORE_BACKWARD else \
+        written_base(finding.piece, finding.node, facts)
+    if base is not None:
+        start: Site | None = None if calls else arrived
+        carried, _ = carried_into(finding.piece, finding.node, start, facts, target=base)
+        steps += [_carried_step(finding.piece, c) for c in carried]
+    steps.append(Step("write", finding.piece.path, span.line, span.column,
+                      _write_text(finding, base)))
+    also = tuple(_save_step(other, facts, brief=True) for other in finding.saves
+                 if other is not save)
+    return Chain(finding.code, finding.piece.path, span.line, span.column,
+                 _without_repeats(steps), also)
+
+
+def render(chain: Chain) -> str:
+    """The chain as text: markdown that reads as plain text too (a hover shows it as
+    markdown, ``gradguard explain`` prints it). Places are relative to the finding's
+    file, as its message names them."""
+    where = os.path.basename(chain.path)
+    lines = [f"**{chain.code}** at {where}:{chain.line}: how the saved tensor reaches "
+             "the write", ""]
+    for number, step in enumerate(chain.steps, 1):
+        lines.append(f"{number}. {_place(step, chain.path)} ({step.kind}): {step.text}")
+    if chain.also:
+        lines += ["", f"The same write also breaks {len(chain.also)} other "
+                  f"save{'s' if len(chain.also) > 1 else ''}:"]
+        lines += [f"- {_place(step, chain.path)}: {step.text}" for step in chain.also]
+    return "\n".join(lines)
+
+
+def _followed(saves: tuple[Save, ...]) -> Save:
+    """The save a chain follows: the only one, or (a step breaking many, GG004) the one
+    backward reaches first, the last made, taken as the one furthest down its file."""
+    if len(saves) == 1:
+        return saves[0]
+    last = saves[-1].piece.path
+    same_file = [s for s in saves if s.piece.path == last]
+    return max(same_file, key=lambda s: s.piece.span(s.node))
+
+
+def _shared(a: tuple[Site, ...], b: tuple[Site, ...]) -> int:
+    """How many call sites two paths from the root share before they part."""
+    count = 0
+    for (piece_a, node_a), (piece_b, node_b) in zip(a, b, strict=False):
+        if node_a is not node_b and (piece_a.path, piece_a.span(node_a)) != \
+                (piece_b.path, piece_b.span(node_b)):
+            break
+        count += 1
+    return count
+
+
+def _step(kind: str, piece: Piece, node: ast.AST, text: str) -> Step:
+    span = piece.span(node)
+    return Step(kind, piece.path, span.line, span.column, text)
+
+
+def _carried_step(piece: Piece, carried: Carried) -> Step:
+    return _step(carried.kind, piece, carried.node, carried.text)
+
+
+def _quote(piece: Piece, node: ast.AST) -> str:
+    text = " ".join(piece.segment(node).split())
+    return text if len(text) <= LONGEST_QUOTE else text[:LONGEST_QUOTE - 3] + "..."
+
+
+def _save_step(save: Save, facts: Facts, brief: bool = False) -> Step:
+    label, _, aten = save.op.partition("|")
+    span = save.piece.span(save.node)
+    call = None
+    if isinstance(save.node, (ast.Call, ast.BinOp, ast.AugAssign, ast.UnaryOp)):
+        # Found in the piece's own text (lines as parsed), whose imports name the call
+        # as the hover names it.
+        call = torch_call_at(save.piece.text, *_text_range(save.piece, save.node), facts)
+    what = ROLE_NOUNS.get(save.role, "a tensor")
+    if call is not None:
+        operand = {"input": call.input, "other": call.other}.get(save.role)
+        if save.role == "other" and call.layer:
+            what = "its weight"
+        if operand and len(operand) <= LONGEST_QUOTE and "\n" not in operand:
+            what += f" `{operand}`"
+        reads = backward_reads(call.effect, facts, load_formulas())
+    else:
+        reads = aten_reads(aten or label, facts, load_formulas())
+    if save.role == "output":
+        bound = _bound_name(save.piece, save.node)
+        if bound is not None:
+            what += f" `{bound}`"
+    text = f"`{_label(save, label)}` saves {what} for backward"
+    if reads and not brief:
+        text += ". " + " ".join(reads)
+    return Step("save", save.piece.path, span.line, span.column, text)
+
+
+def _text_range(piece: Piece, node: ast.AST) -> tuple[int, int, int, int]:
+    """A node's range in its piece's text: 0-based lines, code-point columns."""
+    line = getattr(node, "lineno", 1)
+    end_line = getattr(node, "end_lineno", None) or line
+    return (line - 1, char_column(piece.line(line), getattr(node, "col_offset", 0)),
+            end_line - 1, char_column(piece.line(end_line), getattr(node, "end_col_offset", 0)))
+
+
+def _label(save: Save, label: str) -> str:
+    if label and "(" not in label and isinstance(save.node, ast.Call):
+        return _quote(save.piece, save.node)
+    return label or _quote(save.piece, save.node)
+
+
+def _bound_name(piece: Piece, node: ast.AST) -> str | None:
+    """The name an op's output is bound to (``y`` of ``y = torch.sigmoid(x)``)."""
+    tree = parsed(piece.text)
+    if tree is None:
+        return None
+    for statement in ast.walk(tree):
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and \
+                _same_place(statement.value, node) and \
+                isinstance(statement.targets[0], (ast.Name, ast.Attribute)):
+            return piece.segment(statement.targets[0])
+    return None
+
+
+def _same_place(a: ast.AST, b: ast.AST) -> bool:
+    return all(getattr(a, f, None) == getattr(b, f, None)
+               for f in ("lineno", "col_offset", "end_lineno", "end_col_offset"))
+
+
+def _returned_text(piece: Piece, call: ast.AST) -> str:
+    bound = _bound_name(piece, call)
+    into = f", bound to `{bound}`" if bound else ""
+    return f"`{_quote(piece, call)}` returns it{into}"
+
+
+def _write_text(finding: Finding, base: str | None) -> str:
+    op = finding.op
+    written = _written_view(finding, base)
+    if finding.code == PARAMETERS_UPDATED_BEFORE_BACKWARD:
+        return f"`{op}` updates the parameters in place before the backward that needs them"
+    if finding.code == SAVED_TENSOR_CHANGED_SILENTLY:
+        return (f"`{op}` writes it through `.data`: autograd sees no change, backward "
+                "silently reads the new values")
+    if finding.layer is not None:
+        return (f"`{op}` (an in-place layer) writes it in place: backward then fails "
+                "with \"modified by an inplace operation\"")
+    return f"`{op}` writes it in place{written}: backward then fails with \"modified by " \
+        "an inplace operation\""
+
+
+def _written_view(finding: Finding, base: str | None) -> str:
+    """``, through `preds[..., 2:4]`, a view of `preds` ...`` when a view is written."""
+    node = finding.node
+    target = node.targets[0] if isinstance(node, ast.Assign) else \
+        node.target if isinstance(node, ast.AugAssign) else node
+    if base is None or not isinstance(target, ast.Subscript):
+        return ""
+    return (f" through `{_quote(finding.piece, target)}`, a view of `{base}` (every view "
+            f"of `{base}` shares its version counter)")
+
+
+def _place(step: Step, home: str) -> str:
+    if os.path.isabs(step.path) and os.path.isabs(home):
+        path = os.path.relpath(step.path, os.path.dirname(home))
+    else:
+        path = step.path if step.path != home else os.path.basename(step.path)
+    return f"{path}:{step.line}"
+
+
+def _without_repeats(steps: list[Step]) -> tuple[Step, ...]:
+    """Each place once (a call that both returns the tensor and is where it is
+    assigned), the first step and the last always kept."""
+    kept: list[Step] = []
+    for index, step in enumerate(steps):
+        last = index == len(steps) - 1
+        if not last and index > 0 and any(
+                (k.path, k.line, k.kind) == (step.path, step.line, step.kind) for k in kept):
+            continue
+        kept.append(step)
+    return tuple(kept)
+
