@@ -77,18 +77,21 @@ def chain_of(finding: Finding, facts: Facts | None = None) -> Chain | None:
     returns = save.via[common:]
     calls = finding.via[common:]
     # Back out of the calls the saved tensor was returned from, innermost first.
-    parameters = finding.code == PARAMETERS_UPDATED_BEFORE_BACKWARD
-    if returns and not parameters:
+    # An op's output was made inside the calls: they hand it back. An operand (or a
+    # layer's weight) came into them from the caller: the save was made inside them.
+    made_inside = save.role == "output" and finding.code != PARAMETERS_UPDATED_BEFORE_BACKWARD
+    if returns and made_inside:
         returned = returned_from(save.piece, save.node)
         if returned is not None:
             steps.append(_step("return", save.piece, returned,
                                f"`{_quote(save.piece, returned)}` returns it"))
     for piece, node in reversed(returns):
-        if parameters:  # a parameter is not handed back: the call is where it was used
-            steps.append(_step("call", piece, node,
-                               f"`{_quote(piece, node)}` is the call that saved it"))
-        else:
+        if made_inside:
             steps.append(_step("return", piece, node, _returned_text(piece, node)))
+        else:
+            steps.append(_step("call", piece, node,
+                               f"`{_quote(piece, node)}`: the save above is made inside "
+                               "this call"))
     # In the function the two paths share: from where it arrived to where it leaves.
     arrived: Site = returns[0] if returns else (save.piece, save.node)
     if calls:
@@ -164,6 +167,8 @@ def _carried_step(piece: Piece, carried: Carried) -> Step:
 
 def _quote(piece: Piece, node: ast.AST) -> str:
     text = " ".join(piece.segment(node).split())
+    if len(text) > LONGEST_QUOTE and isinstance(node, ast.Call):
+        text = " ".join(piece.segment(node.func).split()) + "(...)"  # a layer list built
     return text if len(text) <= LONGEST_QUOTE else text[:LONGEST_QUOTE - 3] + "..."
 
 
