@@ -24,7 +24,17 @@ from gradguard.analysis.findings import Finding, Site
 from gradguard.analysis.syntax import Piece, char_column
 from gradguard.analysis.values import Save
 from gradguard.explain.hover import torch_call_at
-from gradguard.explain.local import Carried, carried_into, parsed, returned_from, written_base
+from gradguard.explain.local import (
+    Carried,
+    Scope,
+    call_of,
+    carried_into,
+    names_calling,
+    parsed,
+    returned_from,
+    scope_of,
+    written_base,
+)
 from gradguard.explain.ops import aten_reads, backward_reads
 from gradguard.facts.formulas import load_formulas
 from gradguard.facts.table import Facts, load
@@ -74,8 +84,8 @@ def chain_of(finding: Finding, facts: Facts | None = None) -> Chain | None:
     span = finding.piece.span(finding.node)
     steps = [_save_step(save, facts)]
     common = _shared(save.via, finding.via)
-    returns = save.via[common:]
-    calls = finding.via[common:]
+    returns, calls = _met(save.via[common:], finding.via[common:], (save.piece, save.node),
+                          (finding.piece, finding.node))
     # Back out of the calls the saved tensor was returned from, innermost first.
     # An op's output was made inside the calls: they hand it back. An operand (or a
     # layer's weight) came into them from the caller: the save was made inside them.
@@ -133,6 +143,44 @@ def render(chain: Chain) -> str:
                   f"save{'s' if len(chain.also) > 1 else ''}:"]
         lines += [f"- {_place(step, chain.path)}: {step.text}" for step in chain.also]
     return "\n".join(lines)
+
+
+# The analysis' paths leave out the calls a root makes from its own statements (a
+# script's ``out = act(x)``): when the save or the write is in another function than
+# the one they meet in, that call is found in it by the function's name.
+
+
+def _met(returns: tuple[Site, ...], calls: tuple[Site, ...], saved: Site,
+         written: Site) -> tuple[tuple[Site, ...], tuple[Site, ...]]:
+    """The two paths, with the call a root made from its own statements added to the
+    one that lacks it: the outermost places of the two must be in one function."""
+    up = returns[0] if returns else saved
+    down = calls[0] if calls else written
+    up_scope, down_scope = scope_of(*up), scope_of(*down)
+    if up_scope is None or down_scope is None or up_scope is down_scope:
+        return returns, calls
+    # The save was made in a function the root called before the paths meet ...
+    call = _call_into(up, down_scope, before=getattr(down[1], "lineno", 0), last=True)
+    if call is not None:
+        return ((down[0], call), *returns), calls
+    # ... or the write is in a function the root called after the tensor arrived.
+    call = _call_into(down, up_scope, after=getattr(up[1], "lineno", 0) - 1)
+    if call is not None:
+        return returns, ((up[0], call), *calls)
+    return returns, calls
+
+
+def _call_into(inside: Site, scope: Scope, after: int = 0, before: int | None = None,
+               last: bool = False) -> ast.Call | None:
+    """A call in ``scope`` of the function holding ``inside`` (not a constructor: a
+    layer built there is called elsewhere)."""
+    piece, node = inside
+    function = scope_of(piece, node)
+    tree = parsed(piece.text)
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
+            function.name == "__init__" or tree is None:
+        return None
+    return call_of(scope, names_calling(tree, function, scope), after, before, last)
 
 
 def _followed(saves: tuple[Save, ...]) -> Save:

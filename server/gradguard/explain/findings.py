@@ -45,9 +45,10 @@ def findings_of_file(path: str, source: str, project: Project,
 
 
 def shown_at(findings: Iterable[Finding], path: str, line: int, lines: Sequence[str],
-             selection: Selection | None = None) -> list[Finding]:
-    """The findings ``check`` reports in ``path`` whose range holds ``line`` (1-based):
-    selected, sure enough, not silenced by a comment. Sorted by place, one per place."""
+             selection: Selection | None = None, column: int | None = None) -> list[Finding]:
+    """The findings ``check`` reports in ``path`` whose range holds ``line`` (1-based;
+    and ``column``, 1-based code points, if given): selected, sure enough, not silenced
+    by a comment. Sorted by place, one per place."""
     chosen = selection or Selection()
     found: dict[tuple[object, ...], Finding] = {}
     for finding in findings:
@@ -56,7 +57,8 @@ def shown_at(findings: Iterable[Finding], path: str, line: int, lines: Sequence[
         if finding.confidence == "medium" and not chosen.uncertain:
             continue
         span = finding.piece.span(finding.node)
-        if not span.line <= line <= span.end_line:
+        if not span.line <= line <= span.end_line or column is not None and \
+                not (span.line, span.column) <= (line, column) <= (span.end_line, span.end_column):
             continue
         if is_suppressed(finding.code, lines, [span.line, span.end_line]):
             continue

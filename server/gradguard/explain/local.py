@@ -337,3 +337,63 @@ def _assigned(binder: ast.stmt, name: str) -> ast.expr | None:
                         return value.elts[index]
                     return value  # unpacked from one op's results (``chunk``)
     return None
+
+
+def scope_of(piece: Piece, node: ast.AST) -> Scope | None:
+    """The function (or module) of ``piece`` holding ``node``."""
+    tree = parsed(piece.text)
+    return None if tree is None else enclosing_function(tree, getattr(node, "lineno", 0))
+
+
+def call_of(scope: Scope, names: set[str], after: int = 0, before: int | None = None,
+            last: bool = False) -> ast.Call | None:
+    """The first (or ``last``) call of a function named one of ``names`` (``name(...)``,
+    ``x.name(...)``) in ``scope``'s own statements between two lines."""
+    found = None
+    for statement in _statements(scope):
+        if statement.lineno <= after or before is not None and statement.lineno > before:
+            continue
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call) and _called_name(node.func) in names and \
+                    (before is None or node.lineno <= before) and node.lineno > after:
+                if not last:
+                    return node
+                found = node
+    return found
+
+
+def names_calling(tree: ast.Module, function: ast.FunctionDef | ast.AsyncFunctionDef,
+                  scope: Scope) -> set[str]:
+    """The names a call of ``function`` goes by in ``scope``: its own, and for a layer's
+    ``forward`` (or ``__call__``) the names ``scope`` binds instances of its class to
+    (``model = Net()``, then ``model(x)``)."""
+    names = {function.name}
+    if function.name not in ("forward", "__call__"):
+        return names
+    owner = next((node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+                  and function in node.body), None)
+    if owner is None:
+        return names
+    for statement in _statements(scope):
+        if not isinstance(statement, ast.Assign):
+            continue
+        for target in statement.targets:
+            pairs = [(target, statement.value)]
+            if isinstance(target, ast.Tuple) and isinstance(statement.value, ast.Tuple) and \
+                    len(target.elts) == len(statement.value.elts):
+                pairs = list(zip(target.elts, statement.value.elts, strict=True))
+            for name, value in pairs:
+                if isinstance(value, ast.Call) and _called_name(value.func) == owner and \
+                        isinstance(name, (ast.Name, ast.Attribute)):
+                    names.add(name.id if isinstance(name, ast.Name) else name.attr)
+    return names
+
+
+def _called_name(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
