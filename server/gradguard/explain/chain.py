@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gradguard.analysis.findings import Finding, Site
@@ -30,6 +31,7 @@ from gradguard.explain.local import (
     call_of,
     carried_into,
     names_calling,
+    node_at,
     parsed,
     returned_from,
     scope_of,
@@ -75,26 +77,35 @@ class Chain:
     also: tuple[Step, ...] = ()
 
 
-def chain_of(finding: Finding, facts: Facts | None = None) -> Chain | None:
-    """The chain of a finding that has a saving op; None for the others."""
+def chain_of(finding: Finding, facts: Facts | None = None,
+             texts: Callable[[str], str | None] | None = None) -> Chain | None:
+    """The chain of a finding that has a saving op; None for the others.
+
+    ``texts`` gives the whole text of a file the analysis parsed in pieces (an editor's
+    document, block by block), so that a function's assignments are read across them.
+    """
     if finding.code not in CHAINED or not finding.saves:
         return None
     facts = facts or load()
+    whole = _Whole(texts)
     save = _followed(finding.saves)
-    span = finding.piece.span(finding.node)
-    steps = [_save_step(save, facts)]
-    common = _shared(save.via, finding.via)
-    returns, calls = _met(save.via[common:], finding.via[common:], (save.piece, save.node),
-                          (finding.piece, finding.node))
+    saved = whole.site(save.piece, save.node)
+    written = whole.site(finding.piece, finding.node)
+    span = written[0].span(written[1])
+    steps = [_save_step(save, saved, facts)]
+    save_via = tuple(whole.site(*site) for site in save.via)
+    write_via = tuple(whole.site(*site) for site in finding.via)
+    common = _shared(save_via, write_via)
+    returns, calls = _met(save_via[common:], write_via[common:], saved, written)
     # Back out of the calls the saved tensor was returned from, innermost first.
     # An op's output was made inside the calls: they hand it back. An operand (or a
     # layer's weight) came into them from the caller: the save was made inside them.
     made_inside = save.role == "output" and finding.code != PARAMETERS_UPDATED_BEFORE_BACKWARD
     if returns and made_inside:
-        returned = returned_from(save.piece, save.node)
+        returned = returned_from(*saved)
         if returned is not None:
-            steps.append(_step("return", save.piece, returned,
-                               f"`{_quote(save.piece, returned)}` returns it"))
+            steps.append(_step("return", saved[0], returned,
+                               f"`{_quote(saved[0], returned)}` returns it"))
     for piece, node in reversed(returns):
         if made_inside:
             steps.append(_step("return", piece, node, _returned_text(piece, node)))
@@ -103,7 +114,7 @@ def chain_of(finding: Finding, facts: Facts | None = None) -> Chain | None:
                                f"`{_quote(piece, node)}`: the save above is made inside "
                                "this call"))
     # In the function the two paths share: from where it arrived to where it leaves.
-    arrived: Site = returns[0] if returns else (save.piece, save.node)
+    arrived: Site = returns[0] if returns else saved
     if calls:
         piece, call = calls[0]
         carried, name = carried_into(piece, call, arrived, facts)
@@ -116,17 +127,42 @@ def chain_of(finding: Finding, facts: Facts | None = None) -> Chain | None:
                                f"`{_quote(piece, call)}` passes it into the call"))
     # In the function that writes it: from where it arrived to the write.
     base = None if finding.code == PARAMETERS_UPDATED_BEFORE_BACKWARD else \
-        written_base(finding.piece, finding.node, facts)
+        written_base(*written, facts)
     if base is not None:
         start: Site | None = None if calls else arrived
-        carried, _ = carried_into(finding.piece, finding.node, start, facts, target=base)
-        steps += [_carried_step(finding.piece, c) for c in carried]
+        carried, _ = carried_into(*written, start, facts, target=base)
+        steps += [_carried_step(written[0], c) for c in carried]
     steps.append(Step("write", finding.piece.path, span.line, span.column,
-                      _write_text(finding, base)))
-    also = tuple(_save_step(other, facts, brief=True) for other in finding.saves
-                 if other is not save)
+                      _write_text(finding, written, base)))
+    also = tuple(_save_step(other, whole.site(other.piece, other.node), facts, brief=True)
+                 for other in finding.saves if other is not save)
     return Chain(finding.code, finding.piece.path, span.line, span.column,
                  _without_repeats(steps), also)
+
+
+class _Whole:
+    """Places moved into the whole text of their file, where the analysis parsed it in
+    pieces: the same node found again in a parse of the whole text."""
+
+    def __init__(self, texts: Callable[[str], str | None] | None) -> None:
+        self.texts = texts
+        self.pieces: dict[str, Piece] = {}
+
+    def site(self, piece: Piece, node: ast.AST) -> Site:
+        text = None if self.texts is None else self.texts(piece.path)
+        if text is None or text == piece.text:
+            return piece, node
+        whole = self.pieces.get(piece.path)
+        if whole is None or whole.text != text:
+            whole = self.pieces[piece.path] = Piece(piece.path, text)
+        line = getattr(node, "lineno", None)
+        end_line = getattr(node, "end_lineno", None)
+        if line is None or end_line is None:
+            return piece, node
+        found = node_at(text, type(node).__name__, piece.document_line(line),
+                        getattr(node, "col_offset", 0), piece.document_line(end_line),
+                        getattr(node, "end_col_offset", 0))
+        return (piece, node) if found is None else (whole, found)
 
 
 def render(chain: Chain) -> str:
@@ -220,14 +256,15 @@ def _quote(piece: Piece, node: ast.AST) -> str:
     return text if len(text) <= LONGEST_QUOTE else text[:LONGEST_QUOTE - 3] + "..."
 
 
-def _save_step(save: Save, facts: Facts, brief: bool = False) -> Step:
+def _save_step(save: Save, site: Site, facts: Facts, brief: bool = False) -> Step:
     label, _, aten = save.op.partition("|")
-    span = save.piece.span(save.node)
+    piece, node = site
+    span = piece.span(node)
     call = None
-    if isinstance(save.node, (ast.Call, ast.BinOp, ast.AugAssign, ast.UnaryOp)):
+    if isinstance(node, (ast.Call, ast.BinOp, ast.AugAssign, ast.UnaryOp)):
         # Found in the piece's own text (lines as parsed), whose imports name the call
         # as the hover names it.
-        call = torch_call_at(save.piece.text, *_text_range(save.piece, save.node), facts)
+        call = torch_call_at(piece.text, *_text_range(piece, node), facts)
     what = ROLE_NOUNS.get(save.role, "a tensor")
     if call is not None:
         operand = {"input": call.input, "other": call.other}.get(save.role)
@@ -239,13 +276,13 @@ def _save_step(save: Save, facts: Facts, brief: bool = False) -> Step:
     else:
         reads = aten_reads(aten or label, facts, load_formulas())
     if save.role == "output":
-        bound = _bound_name(save.piece, save.node)
+        bound = _bound_name(piece, node)
         if bound is not None:
             what += f" `{bound}`"
-    text = f"`{_label(save, label)}` saves {what} for backward"
+    text = f"`{_label(piece, node, label)}` saves {what} for backward"
     if reads and not brief:
         text += ". " + " ".join(reads)
-    return Step("save", save.piece.path, span.line, span.column, text)
+    return Step("save", piece.path, span.line, span.column, text)
 
 
 def _text_range(piece: Piece, node: ast.AST) -> tuple[int, int, int, int]:
@@ -256,10 +293,10 @@ def _text_range(piece: Piece, node: ast.AST) -> tuple[int, int, int, int]:
             end_line - 1, char_column(piece.line(end_line), getattr(node, "end_col_offset", 0)))
 
 
-def _label(save: Save, label: str) -> str:
-    if label and "(" not in label and isinstance(save.node, ast.Call):
-        return _quote(save.piece, save.node)
-    return label or _quote(save.piece, save.node)
+def _label(piece: Piece, node: ast.AST, label: str) -> str:
+    if label and "(" not in label and isinstance(node, ast.Call):
+        return _quote(piece, node)
+    return label or _quote(piece, node)
 
 
 def _bound_name(piece: Piece, node: ast.AST) -> str | None:
@@ -286,9 +323,9 @@ def _returned_text(piece: Piece, call: ast.AST) -> str:
     return f"`{_quote(piece, call)}` returns it{into}"
 
 
-def _write_text(finding: Finding, base: str | None) -> str:
+def _write_text(finding: Finding, site: Site, base: str | None) -> str:
     op = finding.op
-    written = _written_view(finding, base)
+    written = _written_view(site, base)
     if finding.code == PARAMETERS_UPDATED_BEFORE_BACKWARD:
         return f"`{op}` updates the parameters in place before the backward that needs them"
     if finding.code == SAVED_TENSOR_CHANGED_SILENTLY:
@@ -301,14 +338,14 @@ def _write_text(finding: Finding, base: str | None) -> str:
         "an inplace operation\""
 
 
-def _written_view(finding: Finding, base: str | None) -> str:
+def _written_view(site: Site, base: str | None) -> str:
     """``, through `preds[..., 2:4]`, a view of `preds` ...`` when a view is written."""
-    node = finding.node
+    piece, node = site
     target = node.targets[0] if isinstance(node, ast.Assign) else \
         node.target if isinstance(node, ast.AugAssign) else node
     if base is None or not isinstance(target, ast.Subscript):
         return ""
-    return (f" through `{_quote(finding.piece, target)}`, a view of `{base}` (every view "
+    return (f" through `{_quote(piece, target)}`, a view of `{base}` (every view "
             f"of `{base}` shares its version counter)")
 
 

@@ -51,6 +51,25 @@ def parsed(text: str) -> ast.Module | None:
         return None
 
 
+def node_at(text: str, kind: str, line: int, column: int, end_line: int,
+            end_column: int) -> ast.AST | None:
+    """The node of a parse of ``text`` of this type at this place (``ast``'s lines and
+    UTF-8 columns)."""
+    return _places(text).get((kind, line, column, end_line, end_column))
+
+
+@lru_cache(maxsize=4)
+def _places(text: str) -> dict[tuple[str, int, int, int, int], ast.AST]:
+    tree = parsed(text)
+    found: dict[tuple[str, int, int, int, int], ast.AST] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        line, end_line = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        if line is not None and end_line is not None:
+            found.setdefault((type(node).__name__, line, node.col_offset,  # type: ignore[attr-defined]
+                              end_line, node.end_col_offset), node)  # type: ignore[attr-defined]
+    return found
+
+
 def enclosing_function(tree: ast.Module, line: int) -> Scope:
     """The innermost function holding ``line``, else the module."""
     found: Scope = tree

@@ -81,9 +81,14 @@ def _chains(query: HoverQuery) -> tuple[list[str], Span | None]:
         return [], None
     lines = source_lines(query.program)
     texts, span = [], None
+
+    def whole(path: str) -> str | None:
+        # The document is analysed block by block: its assignments are read across them.
+        return query.program if path == query.path else None
+
     for finding in shown_at(query.findings, query.path, query.line + 1, lines,
                             query.selection, column=query.column + 1):
-        chain = chain_of(finding)
+        chain = chain_of(finding, texts=whole)
         if chain is None:
             continue
         texts.append(render(chain))
