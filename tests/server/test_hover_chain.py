@@ -93,3 +93,53 @@ async def test_hovering_a_finding_across_files_shows_the_steps_in_the_other_file
     assert "the gradient of `self` reads `result`" in steps[0]
     assert steps[-1].startswith("5. UNet_3Plus.py:96 (write)")
     assert chain.split("\n\n---\n\n")[0] == explained("models/UNet_3Plus.py:96", root)
+
+
+def _corpus_files() -> list[tuple[Path, set[int]]]:
+    """Each positive's file with its in-place lines (of the saving rules' cases)."""
+    sys.path.insert(0, str(REPO))
+    from tools import corpus
+
+    files: dict[Path, set[int]] = {}
+    for case in corpus.load_manifest():
+        if case.kind == "positive" and case.saving_lines:
+            for site in case.inplace_lines:
+                files.setdefault(case.site_path(site), set()).add(site[1])
+    return sorted(files.items())
+
+
+def _numbered(chain: str) -> list[str]:
+    return [line for line in chain.splitlines() if line[:1].isdigit()]
+
+
+async def test_every_finding_at_a_corpus_positive_hovers_with_its_chain(
+        client: RecordingClient) -> None:
+    """Each diagnostic of a saving rule at a positive's in-place line: its hover's chain
+    starts at the saving line the diagnostic relates and ends at the diagnostic's line."""
+    session = await start(client, PULL, CORPUS / "positive")
+    wrong, hovered = [], 0
+    for path, inplace in _corpus_files():
+        uri = session.open(path)
+        for diagnostic in await session.diagnostics(uri):
+            line = diagnostic.range.start.line + 1
+            if line not in inplace or diagnostic.code not in ("GG001", "GG004", "GG005"):
+                continue
+            saves = {f"{Path(r.location.uri[len('file://'):]).relative_to(path.parent)}"
+                     f":{r.location.range.start.line + 1}"
+                     if Path(r.location.uri[len('file://'):]).is_relative_to(path.parent)
+                     else "?"
+                     for r in diagnostic.related_information or []
+                     if "for backward" in r.message}
+            start_at = diagnostic.range.start
+            text = text_of(await hover(client, uri, start_at.line, start_at.character))
+            chains = [_numbered(chain) for chain in text.split("\n\n---\n\n")
+                      if chain.startswith("**GG")]
+            firsts = {steps[0].split(" ")[1] for steps in chains}
+            lasts = {steps[-1].split(" ")[1] for steps in chains}
+            hovered += 1
+            if not saves & firsts or lasts != {f"{path.name}:{line}"}:
+                wrong.append(f"{path.name}:{line}: saves {saves}, chains start {firsts} "
+                             f"and end {lasts}")
+        session.close(uri)
+    assert wrong == []
+    assert hovered >= 35
