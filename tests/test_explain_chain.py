@@ -272,3 +272,11 @@ def test_explain_usage_error_exits_2() -> None:
     result = _explain()
     assert result.returncode == 2
     assert "PATH:LINE" in result.stderr
+
+
+def test_explain_says_a_finding_without_a_saving_op_has_no_chain(tmp_path: Path) -> None:
+    _write(tmp_path, {"leaf.py": "import torch\n\nw = torch.ones(3, requires_grad=True)\n"
+                                 "w.add_(1)\n"})
+    result = _explain("leaf.py:4", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "GG002 there has no saving op to start a chain from" in result.stderr

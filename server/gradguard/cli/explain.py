@@ -66,16 +66,15 @@ def run_explain(place: str, uncertain: bool = False) -> int:
         return _usage(f"{where}: cannot be analysed: {error}")
     except RecursionError:
         return _usage(f"{path}: cannot be analysed: nested deeper than Python accepts")
-    if not found:
-        print(f"gradguard: {path}:{line}: no finding there (GG001, GG004 and GG005 findings "
-              "have a chain; `gradguard check` lists them)", file=sys.stderr)
+    chains = [chain for finding in found if (chain := chain_of(finding)) is not None]
+    if not chains:
+        codes = ", ".join(sorted({finding.code for finding in found}))
+        what = f"{codes} there has no saving op to start a chain from" if found else \
+            "no finding there"
+        print(f"gradguard: {path}:{line}: {what} (GG001, GG004 and GG005 findings have a "
+              "chain; `gradguard check` lists the findings)", file=sys.stderr)
         return EXIT_NOTHING
-    texts = []
-    for finding in found:
-        chain = chain_of(finding)
-        if chain is not None:
-            texts.append(render(chain))
-    print("\n\n".join(texts))
+    print("\n\n".join(render(chain) for chain in chains))
     return EXIT_FOUND
 
 
@@ -94,8 +93,8 @@ def _findings_at(target: str, text: str, line: int, lines: list[str],
     search = _search_root(target)
     project = project_for(list(project_roots([target, search])))
     cache = SummaryCache()
-    found = _chained(findings_of_file(target, text, project, cache), target, line, lines,
-                     selection)
+    own = findings_of_file(target, text, project, cache)
+    found = _chained(own, target, line, lines, selection)
     if found:
         return found
     for other in _importers(target, search):
@@ -109,13 +108,15 @@ def _findings_at(target: str, text: str, line: int, lines: list[str],
         found = _chained(findings, target, line, lines, selection)
         if found:
             return found
-    return []
+    return shown_at(own, target, line, lines, selection)  # none with a chain
 
 
 def _chained(findings: list[Finding], target: str, line: int, lines: list[str],
              selection: Selection) -> list[Finding]:
-    return [f for f in shown_at(findings, target, line, lines, selection)
-            if chain_of(f) is not None]
+    """The findings shown at the line, when one of them has a chain (else none: an
+    importer may reveal one)."""
+    shown = shown_at(findings, target, line, lines, selection)
+    return shown if any(chain_of(f) is not None for f in shown) else []
 
 
 def _search_root(target: str) -> str:
