@@ -184,7 +184,7 @@ def carried_into(piece: Piece, at: ast.AST, start: Site | None, facts: Facts,
         return [], None
     scope = enclosing_function(tree, getattr(at, "lineno", 0))
     statements = _statements(scope)
-    stop = start[1] if start is not None and start[0].text is piece.text and \
+    stop = start[1] if start is not None and start[0].text == piece.text and \
         _inside(scope, start[1]) else None
     walk = _Walk(piece, statements, _parameters(scope), stop, facts)
     if target is not None:
