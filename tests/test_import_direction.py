@@ -25,7 +25,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "config": {"rules"},
     "analysis": {"text", "facts", "rules", "config"},
     "fixes": {"text", "analysis", "rules"},
-    "explain": {"text", "facts", "analysis"},
+    "explain": {"text", "facts", "rules", "config", "analysis"},
     "probe": {"text", "rules", "config"},
     "checking": {"__init__", "text", "cells", "runtime", "rules", "config", "analysis"},
     "server": {"__init__", "text", "cells", "runtime", "rules", "config", "facts",

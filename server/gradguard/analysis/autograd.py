@@ -229,7 +229,7 @@ class Autograd:
                     continue
                 for storage in target.storages:
                     self.add_save(storage, Save(save_piece, save_node, f"{op}|{aten}", role,
-                                                confidence, output))
+                                                confidence, output, self.via))
         return result
 
     @staticmethod

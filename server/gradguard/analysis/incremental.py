@@ -30,6 +30,7 @@ from gradguard.analysis.blocks import (
     split_blocks,
 )
 from gradguard.analysis.early_cutoff import function_named, summaries_unchanged
+from gradguard.analysis.findings import Finding
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.interpreter import SummaryCache
 from gradguard.analysis.program import (
@@ -186,6 +187,8 @@ class IncrementalDocument:
     _last: tuple[Selection | None, list[Hazard]] | None = None
     # How many summaries the first analysis made (what the document needs, about).
     _baseline: int | None = None
+    # The last update's findings, before they became hazards (a hover explains them).
+    findings: tuple[Finding, ...] = ()
 
     def update(self, text: str, selection: Selection | None = None) -> list[Hazard]:
         same_files = self.project is None or all(
@@ -222,6 +225,7 @@ class IncrementalDocument:
         self._seen = {path: programs.get(path) for path in self.read_paths}
         self._bound_summaries()
         findings = merge(results)
+        self.findings = tuple(findings)
         hazards = to_hazards(findings, self.path, _DocumentLines(self.blocks), selection) \
             if findings else []
         self._last = (selection, hazards)

@@ -408,10 +408,13 @@ class _Replay:
         # The inputs stand for themselves; what the callee computed gets stand-ins.
         self.call: dict[int, Value] = {id(p): a for p, a in pairs if isinstance(a, Value)}
         self.saves: dict[int, Save] = {}
+        # The call site's path: a save the callee made came back to the caller through it.
+        self.via: tuple[Site, ...] = ()
 
     def run(self, attr_journal: list[tuple[dict[str, Value], str, Value | None]] | None,
             via: tuple[Site, ...]) -> Value:
         autograd, summary = self.autograd, self.summary
+        self.via = via
         outer_via, outer_plan = autograd.via, autograd.plan
         try:
             for event in summary.events:
@@ -423,7 +426,9 @@ class _Replay:
                     continue
                 autograd.via = via + finding.via
                 autograd.report(Finding(finding.code, finding.piece, finding.node, finding.op,
-                                        finding.confidence, finding.saves, finding.detail,
+                                        finding.confidence,
+                                        tuple(self.save_of(s) for s in finding.saves),
+                                        finding.detail,
                                         autograd.via, self.layer_of(finding.layer),
                                         finding.plan))
         finally:
@@ -516,9 +521,9 @@ class _Replay:
         found = self.saves.get(id(save))
         if found is None:
             source = save.source
-            found = save if source is None else Save(
-                save.piece, save.node, save.op, save.role, save.confidence,
-                self.lineage(source))
+            found = Save(save.piece, save.node, save.op, save.role, save.confidence,
+                         None if source is None else self.lineage(source),
+                         self.via + save.via)
             self.saves[id(save)] = found
         return found
 

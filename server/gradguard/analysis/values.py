@@ -35,6 +35,10 @@ class Save:
     confidence: Confidence
     # The output of the op that made this save: the save belongs to that op's graph.
     source: Value | Lineage | None = None
+    # The call sites through which the save reached the run holding it, outermost first
+    # (as ``Finding.via`` for a write): where the saved tensor came back out of calls,
+    # for explaining a finding. Kept for that alone; no check reads it.
+    via: tuple[tuple[Piece, ast.AST], ...] = ()
 
 
 @dataclass(eq=False, slots=True)

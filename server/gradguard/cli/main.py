@@ -43,6 +43,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--force-exclude", action="store_true",
                        help="apply exclude settings to files named on the command line too "
                        "(for pre-commit, which names every staged file)")
+    explain = commands.add_parser(
+        "explain", help="show how a finding's saved tensor reaches the write that breaks it")
+    explain.add_argument("place", metavar="PATH:LINE",
+                         help="the line of a finding (its in-place write), e.g. train.py:42")
+    explain.add_argument("--uncertain", action="store_true",
+                         help="also explain findings that are warnings because tensors of "
+                         "unknown origin may require grad")
     probe = commands.add_parser(
         "probe", help="run code under torch and report what really overwrote a saved tensor"
     )
@@ -77,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
                              args.force_exclude, not args.no_cache)
         except BrokenPipeError:  # `gradguard check ... | head`
             return 1
+    if args.command == "explain":
+        from gradguard.cli.explain import run_explain
+
+        return run_explain(args.place, args.uncertain)
     if args.command == "probe":
         from gradguard.probe.command import run
 

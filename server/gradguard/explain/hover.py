@@ -396,3 +396,18 @@ def hover_at(text: str, line: int, column: int, facts: Facts | None = None) -> H
         return Hover(explain(call, facts, load_formulas()), spot.start[0], spot.start[1],
                      spot.end[0], spot.end[1])
     return None
+
+
+def torch_call_at(text: str, line: int, column: int, end_line: int, end_column: int,
+                  facts: Facts | None = None) -> TorchCall | None:
+    """The torch call whose node spans exactly this range of ``text`` (0-based lines,
+    code-point columns), as the hover recognises it: what a chain's saving step says."""
+    source = _source(text)
+    if source is None:
+        return None
+    for node in ast.walk(source.tree):
+        if isinstance(node, (ast.Call, ast.BinOp, ast.AugAssign, ast.UnaryOp)) and \
+                source.start(node) == (line, column) and \
+                source.end(node) == (end_line, end_column):
+            return _Resolver(source, facts or load()).at(node)
+    return None

@@ -192,6 +192,31 @@ def _breaks(call: TorchCall, words: _Words) -> str:
     return " ".join(said)
 
 
+def backward_reads(effect: Effect, facts: Facts, formulas: dict[str, Formula]) -> list[str]:
+    """One line per aten op the call runs with a formula: what its gradient reads, and
+    the derivatives.yaml lines that read it (the hover's words, on one line each)."""
+    return [_reads_inline(name, op, formula)
+            for name, op, formula in _formula_ops(effect, facts, formulas)]
+
+
+def aten_reads(name: str, facts: Facts, formulas: dict[str, Formula]) -> list[str]:
+    """``backward_reads`` for an aten op known by its name alone (``relu_``, ``mul``):
+    the overload with a formula, when the call itself cannot be recognised."""
+    candidates = [key for key in facts.aten if key == name or key.startswith(name + ".")]
+    for key in candidates:
+        op = facts.aten[key]
+        formula = formulas.get(op.formula) if op.formula else None
+        if formula is not None:
+            return [_reads_inline(key, op, formula)]
+    return []
+
+
+def _reads_inline(name: str, op: AtenOp, formula: Formula) -> str:
+    lines = [f"`{line.of}: {line.formula}`" for line in formula.backward if line.keeps] or \
+        [f"`{line.of}: {line.formula}`" for line in formula.backward]
+    return _what_a_formula_reads(name, op, formula) + " Formula: " + "; ".join(lines)
+
+
 def explain(call: TorchCall, facts: Facts, formulas: dict[str, Formula]) -> str:
     """The hover text (markdown) of one torch call."""
     words = _Words(call)
