@@ -21,8 +21,9 @@ from gradguard.analysis.syntax import Piece, SourceError, parse
 from gradguard.config import Selection
 from gradguard.text import source_lines
 
-__all__ = ["Selection", "SourceError", "analysis_in_project", "analysis_of_run", "analyze_file",
-           "analyze_in_run", "analyze_source", "may_hold_hazards", "project_for"]
+__all__ = ["ProjectFindings", "Selection", "SourceError", "analysis_in_project",
+           "analysis_of_run", "analyze_file", "analyze_in_run", "analyze_source",
+           "findings_in_project", "may_hold_hazards", "project_for"]
 
 
 def may_hold_hazards(source: str, uncertain: bool = False) -> bool:
@@ -114,15 +115,19 @@ class FileAnalysis:
     read: frozenset[str] = frozenset()
 
 
-def analyze_file(path: str, source: str, project: Project,
-                 selection: Selection | None = None,
-                 cache: SummaryCache | None = None) -> FileAnalysis:
-    """The hazards one file's code leads to, by the file each is in: its own, and those
-    in the project's files it imports (a loss module writing into what the model saved).
+@dataclass(frozen=True)
+class ProjectFindings:
+    # Every finding of the file's analysis, in whichever file each is.
+    findings: list[Finding]
+    # The other files of the project the analysis read definitions from.
+    read: frozenset[str] = frozenset()
 
-    ``cache`` keeps summaries between files of one project (each file is parsed once).
-    """
-    uncertain = (selection or Selection()).uncertain
+
+def findings_in_project(path: str, source: str, project: Project, uncertain: bool = False,
+                        cache: SummaryCache | None = None) -> ProjectFindings:
+    """What the analysis of one file finds, in it and in the project's files it imports,
+    before any is selected, located or silenced (``analyze_file``'s hazards, and the
+    chains ``gradguard explain`` follows, are made from these)."""
     program = project.programs.get(path)
     if program is None or project.texts.get(path) != source:
         program = program_of(path, source)  # raises SourceError for the file itself
@@ -139,7 +144,7 @@ def analyze_file(path: str, source: str, project: Project,
     wanted = reaching(source, imported)
     if not wanted or not (may_hold_hazards(source, uncertain) or
                           _imports_torch_code(program, project, uncertain, looked)):
-        return FileAnalysis({}, looked.paths() - {path})
+        return ProjectFindings([], looked.paths() - {path})
     methods = methods_reaching(source, program, wanted, lambda name: imported(name) is not None)
     cache = cache or SummaryCache()
     results = []
@@ -148,9 +153,21 @@ def analyze_file(path: str, source: str, project: Project,
         _trim(project, cache)
     read = (looked.paths() | frozenset(p for result in results
                                        for p in result.reads.paths())) - {path}
-    findings = merge(results)
+    return ProjectFindings(merge(results), read)
+
+
+def analyze_file(path: str, source: str, project: Project,
+                 selection: Selection | None = None,
+                 cache: SummaryCache | None = None) -> FileAnalysis:
+    """The hazards one file's code leads to, by the file each is in: its own, and those
+    in the project's files it imports (a loss module writing into what the model saved).
+
+    ``cache`` keeps summaries between files of one project (each file is parsed once).
+    """
+    uncertain = (selection or Selection()).uncertain
+    analysis = findings_in_project(path, source, project, uncertain, cache)
     by_path: dict[str, list[Finding]] = {}
-    for finding in findings:
+    for finding in analysis.findings:
         by_path.setdefault(finding.piece.path, []).append(finding)
     found = {}
     for where, located in by_path.items():
@@ -158,7 +175,7 @@ def analyze_file(path: str, source: str, project: Project,
         hazards = to_hazards(located, where, lines, selection)
         if hazards:
             found[where] = hazards
-    return FileAnalysis(found, read)
+    return FileAnalysis(found, analysis.read)
 
 
 # The objects an analysis may keep between runs (Python's count of allocated small

@@ -1,47 +1,28 @@
 """The analysis' findings (with their saves and paths, not yet hazards) of one file, as
 ``check`` analyses it, and which of them ``check`` would show at a line.
 
-``analyze_file`` turns findings into hazards at once; a chain needs the findings
-themselves, so this runs the same steps (the pre-filter's roots, the project's imports
-followed) and keeps them.
+``analyze_file`` turns findings into hazards; a chain needs the findings themselves,
+made the same way (``gradguard.analysis.analyze.findings_in_project``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from gradguard.analysis.analyze import _imported_candidate, merge, program_of
+from gradguard.analysis.analyze import findings_in_project
 from gradguard.analysis.findings import Finding
 from gradguard.analysis.interpreter import SummaryCache
-from gradguard.analysis.prefilter import methods_reaching, reaching
-from gradguard.analysis.program import Reads
 from gradguard.analysis.project import Project
-from gradguard.analysis.roots import roots, run_root
 from gradguard.analysis.suppression import is_suppressed
 from gradguard.config import Selection
 
 
 def findings_of_file(path: str, source: str, project: Project,
                      cache: SummaryCache | None = None) -> list[Finding]:
-    """Every finding the analysis of ``path`` makes, in it and in the files it imports.
-    Raises ``SourceError`` when ``source`` does not parse."""
-    program = program_of(path, source)
-    project.add(program, source)
-    looked = Reads()
-    answers: dict[str, str | None] = {}
-
-    def imported(name: str) -> str | None:
-        if name not in answers:
-            answers[name] = _imported_candidate(program, project, name, looked)
-        return answers[name]
-
-    wanted = reaching(source, imported)
-    if not wanted:
-        return []
-    methods = methods_reaching(source, program, wanted, lambda name: imported(name) is not None)
-    cache = cache or SummaryCache()
-    return merge(run_root(project.programs, root, cache)
-                 for root in roots(program, wanted, methods=methods))
+    """Every finding the analysis of ``path`` makes, in it and in the files it imports,
+    uncertain ones included (``shown_at`` applies the selection). Raises
+    ``SourceError`` when ``source`` does not parse."""
+    return findings_in_project(path, source, project, uncertain=True, cache=cache).findings
 
 
 def shown_at(findings: Iterable[Finding], path: str, line: int, lines: Sequence[str],
