@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gradguard.analysis.findings import Finding, better
-from gradguard.analysis.hazard import Hazard
+from gradguard.analysis.hazard import Hazard, distinct
 from gradguard.analysis.interpreter import SummaryCache
 from gradguard.analysis.prefilter import methods_reaching, reaching
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, Reads, build_program
@@ -246,7 +246,7 @@ def analysis_of_run(paths: Sequence[str], roots: list[str],
 
         project = project_for(roots, current)
         cache = SummaryCache()
-        found: dict[str, dict[tuple[object, ...], Hazard]] = {}
+        found: list[tuple[str, Hazard]] = []
         for path in paths:
             source = current(path)
             if source is None:
@@ -255,16 +255,9 @@ def analysis_of_run(paths: Sequence[str], roots: list[str],
                 analysis = analyze_in_run(path, source, project, selection, cache)
             except (SourceError, RecursionError):
                 continue  # not analysed: the caller reports the file (GG900)
-            for where, hazards in analysis.found.items():
-                distinct = found.setdefault(where, {})
-                for hazard in hazards:
-                    # As ``check`` shows it: once, found where it has the fewest related.
-                    key = (hazard.code, hazard.span, hazard.message)
-                    known = distinct.get(key)
-                    if known is None or len(hazard.related) < len(known.related):
-                        distinct[key] = hazard
-        return {where: sorted(hazards.values(), key=lambda h: (h.span, h.code, h.message))
-                for where, hazards in found.items()}
+            found += [(where, hazard) for where, hazards in analysis.found.items()
+                      for hazard in hazards]
+        return distinct(found)  # as ``check`` shows them
 
     return analyse
 

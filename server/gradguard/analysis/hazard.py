@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -66,3 +67,19 @@ class Hazard:
                 tuple(TextEdit(e.span.shifted(lines), e.new_text) for e in self.fix.edits),
             ),
         )
+
+
+def distinct(found: Iterable[tuple[str, Hazard]]) -> dict[str, list[Hazard]]:
+    """Each hazard once, by the file it is in, sorted by place: a file that several
+    analysed files import is analysed from each, and the same hazard comes back from
+    each of them; the one kept is the one with the fewest related locations (found
+    closest to where it is)."""
+    best: dict[str, dict[tuple[object, ...], Hazard]] = {}
+    for where, hazard in found:
+        kept = best.setdefault(where, {})
+        key = (hazard.code, hazard.span, hazard.message)
+        known = kept.get(key)
+        if known is None or len(hazard.related) < len(known.related):
+            kept[key] = hazard
+    return {where: sorted(hazards.values(), key=lambda h: (h.span, h.code, h.message))
+            for where, hazards in best.items()}

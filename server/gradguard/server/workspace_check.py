@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gradguard.analysis.hazard import Hazard
+from gradguard.analysis.hazard import Hazard, distinct
 from gradguard.analysis.project import read_file
 from gradguard.checking.cache import DIRECTORY, Entry, ResultCache, digest
 from gradguard.checking.results import FileResult
@@ -148,7 +148,7 @@ class WorkspaceChecker:
                fresh: set[str]) -> dict[str, list[Hazard]]:
         """Each hazard once, in the file it is in, as ``check`` reports it: found from
         several files, the one with the fewest related locations."""
-        best: dict[str, dict[tuple[object, ...], Hazard]] = {}
+        found: list[tuple[str, Hazard]] = []
         current = Digests(work.overlay, self._on_disk)
         for path in work.files:
             entry = cache.entries.get(path)
@@ -157,11 +157,5 @@ class WorkspaceChecker:
             if path not in fresh and ((known := current(path)) is None or
                                       cache.get(path, known, current) is None):
                 continue  # changed again since: left for the next pass
-            for where, hazard in entry.found:
-                distinct = best.setdefault(where, {})
-                key = (hazard.code, hazard.span, hazard.message)
-                known_hazard = distinct.get(key)
-                if known_hazard is None or len(hazard.related) < len(known_hazard.related):
-                    distinct[key] = hazard
-        return {where: sorted(hazards.values(), key=lambda h: (h.span, h.code, h.message))
-                for where, hazards in best.items()}
+            found += entry.found
+        return distinct(found)
