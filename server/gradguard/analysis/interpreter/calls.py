@@ -225,8 +225,13 @@ class Calls:
         """Run ``function``'s body on the caller's own values, in the caller's world: what
         a summary's replay would do, without the summary."""
         state = self.state
-        autograd = state.run.autograd
+        run = state.run
+        autograd = run.autograd
         outer = autograd.grad_enabled, autograd.via, autograd.plan
+        # Where the caller is (the statement a fix would rewrite): the callee's own
+        # statements take their place while it runs, as in a summary's fresh run.
+        where = run.place, run.block, run.positions
+        run.positions = []
         autograd.grad_enabled = grad
         if site is not None and state.stack:
             autograd.via = autograd.via + (site,)
@@ -239,6 +244,7 @@ class Calls:
         finally:
             state.stack.pop()
             autograd.grad_enabled, autograd.via, autograd.plan = outer
+            run.place, run.block, run.positions = where
         # What this call reported (again, perhaps, under a key an earlier call had).
         made = {key: finding for key, finding in autograd.findings.items()
                 if known.get(key) is not finding}
