@@ -194,8 +194,7 @@ class LineRewriter(cst.CSTTransformer):
 def run_rewriter(factory: Callable[[cst.Module], LineRewriter],
                  module: cst.Module) -> cst.Module | None:
     """Apply a line rewriter; None when it rewrote nothing. Its module-level definitions
-    go at the top of the module, after the docstring and ``__future__`` imports (they
-    only read their names when called)."""
+    go after the imports at the head of the module."""
     rewriter = factory(module)
     new = module.visit(rewriter)
     if not rewriter.count:
@@ -215,11 +214,16 @@ def _is_future_or_docstring(statement: cst.BaseStatement, first: bool) -> bool:
 
 
 def add_top(module: cst.Module, new: Sequence[cst.BaseStatement]) -> cst.Module:
+    """The module with ``new`` after the imports at its head."""
     body = list(module.body)
-    at = 0
-    while at < len(body) and _is_future_or_docstring(body[at], at == 0):
-        at += 1
+    at = import_block_end(module)
     return module.with_changes(body=[*body[:at], *new, *body[at:]])
+
+
+def keyword_param(name: str, default: cst.BaseExpression) -> cst.Param:
+    """``name=default``, spelled as in a signature."""
+    return cst.Param(cst.Name(name), default=default, equal=cst.AssignEqual(
+        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
 
 
 def is_import(statement: cst.BaseStatement) -> bool:

@@ -24,10 +24,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.corpus import ERROR_TEXTS
-
 from metamorphic.programs import POSITIVE, Subject, write
 from metamorphic.variants import Variant
+from tools.corpus import ERROR_TEXTS
 
 TIMEOUT = 120  # seconds a program may run; corpus scripts take a few
 

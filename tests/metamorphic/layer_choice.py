@@ -17,6 +17,7 @@ from metamorphic.base import (
     add_top,
     import_block_end,
     imported_names,
+    keyword_param,
     per_file,
     statements,
 )
@@ -230,7 +231,7 @@ class _Flag(cst.CSTTransformer):
         chosen = self.in_init.pop() and self.count > self.counts.pop()
         if not chosen:
             return updated
-        flag = cst.Param(cst.Name("_mm_flag"), default=cst.Name("True"))
+        flag = keyword_param("_mm_flag", cst.Name("True"))
         params = updated.params
         return updated.with_changes(params=params.with_changes(
             star_arg=params.star_arg if params.star_arg != cst.MaybeSentinel.DEFAULT
@@ -285,7 +286,7 @@ class _Default(cst.CSTTransformer):
         if not chosen:
             return updated
         params = updated.params
-        new = [cst.Param(cst.Name(name), default=cst.parse_expression(spelled))
+        new = [keyword_param(name, cst.parse_expression(spelled))
                for spelled, name in chosen.items()]
         return updated.with_changes(params=params.with_changes(
             star_arg=params.star_arg if params.star_arg != cst.MaybeSentinel.DEFAULT

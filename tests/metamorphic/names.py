@@ -6,7 +6,6 @@ from __future__ import annotations
 import libcst as cst
 
 _CONSTANTS = frozenset({"True", "False", "None"})
-_SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 def read_names(node: cst.CSTNode) -> list[str] | None:
@@ -16,12 +15,25 @@ def read_names(node: cst.CSTNode) -> list[str] | None:
     nested = False
 
     class Collector(cst.CSTVisitor):
-        def on_visit(self, child: cst.CSTNode) -> bool:
+        def scope(self) -> bool:
             nonlocal nested
-            if isinstance(child, _SCOPES):
-                nested = True
-                return False
-            return True
+            nested = True
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return self.scope()
+
+        def visit_ListComp(self, node: cst.ListComp) -> bool:
+            return self.scope()
+
+        def visit_SetComp(self, node: cst.SetComp) -> bool:
+            return self.scope()
+
+        def visit_DictComp(self, node: cst.DictComp) -> bool:
+            return self.scope()
+
+        def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+            return self.scope()
 
         def visit_Attribute(self, attribute: cst.Attribute) -> bool:
             attribute.value.visit(self)  # obj.name reads obj, not name

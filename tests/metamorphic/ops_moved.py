@@ -15,11 +15,13 @@ import libcst as cst
 from metamorphic.base import (
     LineRewriter,
     Transformation,
+    add_top,
     comment,
     inplace_expression,
     movable,
     per_file,
     run_rewriter,
+    statements,
 )
 from metamorphic.names import read_names
 
@@ -208,8 +210,6 @@ def functools_partial(module: cst.Module) -> cst.Module | None:
     new = module.visit(partial)
     if not partial.count:
         return None
-    from metamorphic.base import add_top, statements
-
     return add_top(new, statements("import functools as _mm_functools\n"))
 
 

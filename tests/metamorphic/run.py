@@ -27,17 +27,18 @@ class Outcome:
     seconds: dict[str, float]
 
 
-def chosen_subjects(origins: Sequence[str]) -> list[Subject]:
-    return [s for s in subjects() if s.origin in origins]
+def chosen_subjects(origins: Sequence[str], only: str | None = None) -> list[Subject]:
+    return [s for s in subjects() if s.origin in origins and (not only or only in s.name)]
 
 
 def metamorphic_run(origins: Sequence[str] = ("corpus", "rule", "family"),
                     names: Sequence[str] | None = None, judge: bool = False, jobs: int = 2,
+                    only: str | None = None,
                     log: Callable[[str], None] = lambda _: None) -> Outcome:
     """Transform the subjects of ``origins`` with the named transformations (all by
     default), check every result, and with ``judge`` run each under torch next to its
     original."""
-    chosen = chosen_subjects(origins)
+    chosen = chosen_subjects(origins, only)
     by_name = {s.name: s for s in chosen}
     transformations = [t for t in TRANSFORMATIONS if names is None or t.name in names]
     seconds: dict[str, float] = {}

@@ -19,7 +19,6 @@ from pathlib import Path
 
 from gradguard.checking.workers import check_paths
 from gradguard.config import Selection
-
 from metamorphic.programs import POSITIVE, Subject, write
 from metamorphic.variants import Variant
 

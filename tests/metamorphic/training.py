@@ -230,9 +230,12 @@ def retain_graph_loop(module: cst.Module) -> cst.Module | None:
     return new if retain.count else None
 
 
+BACKWARD = (".backward(",)
 TRANSFORMATIONS = [
-    Transformation("train_function", "training step", per_file(train_function, (".backward(",))),
-    Transformation("trainer_method", "training step", per_file(trainer_method, (".backward(",))),
-    Transformation("retain_graph_loop", "training step", per_file(retain_graph_loop, (".backward()",))),
-    Transformation("epoch_scheduler", "training step", per_file(epoch_scheduler, (".backward(", "optim."))),
+    Transformation("train_function", "training step", per_file(train_function, BACKWARD)),
+    Transformation("trainer_method", "training step", per_file(trainer_method, BACKWARD)),
+    Transformation("retain_graph_loop", "training step",
+                   per_file(retain_graph_loop, (".backward()",))),
+    Transformation("epoch_scheduler", "training step",
+                   per_file(epoch_scheduler, (".backward(", "optim."))),
 ]
