@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from metamorphic import TRANSFORMATIONS
+from metamorphic.base import Transformation
 from metamorphic.judge import detach_mode, expected, run_programs, same
 from metamorphic.programs import Subject, subjects
 from metamorphic.scores import score
@@ -25,6 +26,7 @@ class Outcome:
     original_verdicts: list[Verdict]
     judged: dict[str, str | None] | None
     seconds: dict[str, float]
+    transformations: list[Transformation]
 
 
 def chosen_subjects(origins: Sequence[str], only: str | None = None) -> list[Subject]:
@@ -57,11 +59,21 @@ def metamorphic_run(origins: Sequence[str] = ("corpus", "rule", "family"),
         judged = judge_variants(applied.variants, by_name, jobs)
         seconds["judge"] = time.monotonic() - start
         log(f"judged under torch ({seconds['judge']:.0f} s)")
+    outcome = Outcome({}, applied, verdicts, before, judged, seconds, transformations)
+    return replace(outcome, scores=scores_of(outcome, origins))
+
+
+def scores_of(outcome: Outcome, origins: Sequence[str]) -> dict[str, Any]:
+    """The scores of the subjects of ``origins`` only."""
+    kept = {v.subject for v in outcome.original_verdicts
+            if v.subject.split("/", 1)[0] in origins}
     broken: dict[str, int] = {}
-    for variant, _ in applied.broken:
-        broken[variant.transformation] = broken.get(variant.transformation, 0) + 1
-    scores = score(transformations, before, verdicts, applied.skipped, broken, judged)
-    return Outcome(scores, applied, verdicts, before, judged, seconds)
+    for variant, _ in outcome.applied.broken:
+        if variant.subject in kept:
+            broken[variant.transformation] = broken.get(variant.transformation, 0) + 1
+    return score(outcome.transformations,
+                 [v for v in outcome.original_verdicts if v.subject in kept],
+                 [v for v in outcome.verdicts if v.subject in kept], broken, outcome.judged)
 
 
 def judge_variants(variants: Sequence[Variant], subjects_by_name: dict[str, Subject],
@@ -71,9 +83,10 @@ def judge_variants(variants: Sequence[Variant], subjects_by_name: dict[str, Subj
     not behave as labelled under this runner are judged wrong too."""
     from metamorphic.static import originals as as_variants
 
+    needed = [subjects_by_name[name] for name in sorted({v.subject for v in variants})]
     runs = run_programs(
         [(v.name, v, detach_mode(subjects_by_name[v.subject]))
-         for v in [*as_variants(subjects_by_name.values()), *variants]], jobs)
+         for v in [*as_variants(needed), *variants]], jobs)
     judged: dict[str, str | None] = {}
     for variant in variants:
         subject = subjects_by_name[variant.subject]

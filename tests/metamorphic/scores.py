@@ -12,11 +12,14 @@ wrong) is left out of the false positives: its transformations show the same fin
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from metamorphic.base import Transformation
 from metamorphic.static import Verdict
 
+SCORES = Path(__file__).resolve().parent / "scores.json"
+RECORDED = ("transformations", "totals", "originals")  # the keys scores.json keeps
 COUNTS = ("applied", "not_applied", "broken", "judged", "judged_ok", "positives", "found",
           "originals_found", "clean", "false_positives")
 
@@ -26,7 +29,7 @@ def _ratio(part: int, whole: int) -> float:
 
 
 def score(transformations: Sequence[Transformation], originals: Sequence[Verdict],
-          verdicts: Sequence[Verdict], skipped: dict[str, int], broken: dict[str, int],
+          verdicts: Sequence[Verdict], broken: dict[str, int],
           judged: dict[str, str | None] | None = None) -> dict[str, Any]:
     """The scores as JSON-ready data. ``judged`` maps a variant's name to None (torch ran
     it as its original) or what changed; variants judged wrong are left out of recall and
@@ -34,7 +37,7 @@ def score(transformations: Sequence[Transformation], originals: Sequence[Verdict
     before = {v.subject: v for v in originals}
     rows: dict[str, dict[str, Any]] = {
         t.name: {**dict.fromkeys(COUNTS, 0), "group": t.group,
-                 "not_applied": skipped.get(t.name, 0), "broken": broken.get(t.name, 0)}
+                 "broken": broken.get(t.name, 0)}
         for t in transformations}
     missed: list[dict[str, Any]] = []
     false_positives: list[dict[str, Any]] = []
@@ -61,6 +64,7 @@ def score(transformations: Sequence[Transformation], originals: Sequence[Verdict
                 false_positives.append({"variant": verdict.name,
                                         "findings": list(verdict.findings)})
     for row in rows.values():
+        row["not_applied"] = len(originals) - row["applied"] - row["broken"]
         row["recall"] = _ratio(row["found"], row["positives"])
         row["originals_recall"] = _ratio(row["originals_found"], row["positives"])
     totals: dict[str, Any] = {key: sum(r[key] for r in rows.values()) for key in COUNTS}
