@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from metamorphic.programs import POSITIVE, Subject, write
 from metamorphic.variants import Variant
@@ -125,11 +126,11 @@ def run_programs(programs: Sequence[tuple[str, Variant, bool]], jobs: int = 2,
             for name, r in part.items()}
 
 
-def _runner(work: list[tuple[str, str, bool]]) -> dict[str, dict]:
+def _runner(work: list[tuple[str, str, bool]]) -> dict[str, dict[str, Any]]:
     done = subprocess.run([sys.executable, "-c", RUNNER, json.dumps(ERROR_TEXTS),
                            str(TIMEOUT)], input=json.dumps(work), capture_output=True,
                           text=True, check=True, env=_env())
-    result: dict[str, dict] = json.loads(done.stdout)
+    result: dict[str, dict[str, Any]] = json.loads(done.stdout)
     return result
 
 

@@ -71,7 +71,7 @@ def score(transformations: Sequence[Transformation], originals: Sequence[Verdict
     totals["recall"] = _ratio(totals["found"], totals["positives"])
     totals["originals_recall"] = _ratio(totals["originals_found"], totals["positives"])
     positives = [v for v in originals if v.positive]
-    plain = {"positives": len(positives), "found": sum(v.found for v in positives),
+    plain: dict[str, Any] = {"positives": len(positives), "found": sum(v.found for v in positives),
              "clean": sum(not v.positive for v in originals),
              "false_positives": sum(v.false_positive for v in originals)}
     plain["recall"] = _ratio(plain["found"], plain["positives"])

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gradguard.analysis.hazard import Hazard
 from gradguard.checking.workers import check_paths
 from gradguard.config import Selection
 from metamorphic.programs import POSITIVE, Subject, write
@@ -60,7 +61,8 @@ def check_variants(variants: Sequence[Variant], subjects: dict[str, Subject],
     return verdicts
 
 
-def _verdict(variant: Variant, subject: Subject, found: list, error: str | None) -> Verdict:
+def _verdict(variant: Variant, subject: Subject, found: list[tuple[str, Hazard]],
+             error: str | None) -> Verdict:
     marked = subject.marked_lines(variant.texts)
     positive = subject.kind == POSITIVE
     hit = any(hazard.code in HAZARDS and hazard.span.line <= line <= hazard.span.end_line

@@ -11,6 +11,7 @@ import libcst as cst
 import pytest
 
 from metamorphic import BY_NAME, TRANSFORMATIONS
+from metamorphic.base import Transformation
 from metamorphic.judge import run_programs
 from metamorphic.programs import Program
 from metamorphic.variants import Variant
@@ -563,7 +564,7 @@ def test_rewrites_the_example(example: Example) -> None:
 
 
 @pytest.mark.parametrize("transformation", TRANSFORMATIONS, ids=lambda t: t.name)
-def test_leaves_a_program_without_its_shape_alone(transformation) -> None:
+def test_leaves_a_program_without_its_shape_alone(transformation: Transformation) -> None:
     program = Program("case.py", {"case.py": cst.parse_module("total = 1 + 2\n")})
     assert transformation.apply(program) is None
 
@@ -572,11 +573,11 @@ def test_torch_runs_each_example_as_it_runs_the_original() -> None:
     pytest.importorskip("torch")
     programs = []
     for example in EXAMPLES:
-        before = Variant("before", "original", "case.py", {"case.py": example.before})
-        after = Variant("after", example.transformation, "case.py",
-                        {"case.py": example.after, **example.other_files})
-        programs += [(f"before {example.transformation}", before, False),
-                     (f"after {example.transformation}", after, False)]
+        original = Variant("before", "original", "case.py", {"case.py": example.before})
+        changed = Variant("after", example.transformation, "case.py",
+                          {"case.py": example.after, **example.other_files})
+        programs += [(f"before {example.transformation}", original, False),
+                     (f"after {example.transformation}", changed, False)]
     runs = run_programs(programs)
     for example in EXAMPLES:
         name = example.transformation

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import libcst as cst
 
@@ -20,6 +21,15 @@ from metamorphic.base import Transformation, comment, has_name, is_import, per_f
 
 _STOPS = (cst.FunctionDef, cst.ClassDef, cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal,
           cst.Break, cst.Continue, cst.Yield, cst.Await, cst.Return, cst.AnnAssign)
+
+
+def _module(statements: Sequence[cst.BaseStatement]) -> cst.Module:
+    # a block's statements are lines or compound statements, which libcst's types do not say
+    return cst.Module(body=cast(Sequence[cst.SimpleStatementLine], statements))
+
+
+def _code(statements: Sequence[cst.BaseStatement]) -> str:
+    return _module(statements).code
 
 
 def _stops(statement: cst.BaseStatement) -> bool:
@@ -53,7 +63,7 @@ def _step(module: cst.Module, body: Sequence[cst.BaseStatement]) -> tuple[int, i
 
 
 def _main_guard(statement: cst.BaseStatement) -> bool:
-    return isinstance(statement, cst.If) and "__main__" in cst.Module([statement]).code
+    return isinstance(statement, cst.If) and "__main__" in _code([statement])
 
 
 Wrap = Callable[[Sequence[cst.BaseStatement], Sequence[cst.BaseStatement]],
@@ -97,7 +107,7 @@ def _rewrite_steps(module: cst.Module, wrap: Wrap, functions: bool) -> cst.Modul
 
 def _bound_names(step: Sequence[cst.BaseStatement]) -> list[str]:
     """The names the step binds in its own scope (not in lambdas or comprehensions)."""
-    tree = ast.parse(cst.Module(list(step)).code)
+    tree = ast.parse(_code(step))
     names: set[str] = set()
     stack: list[ast.AST] = [tree]
     while stack:
@@ -146,7 +156,7 @@ def train_function(module: cst.Module) -> cst.Module | None:
 
 def _as_method(before: Sequence[cst.BaseStatement],
                step: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement] | None:
-    if has_name(cst.Module(list(step)), ["self"]):
+    if has_name(_module(step), ["self"]):
         return None  # the method's own self would hide it
     return _with_body(f"class _mm_Trainer:\n    def step(self):\n{_global(step, '        ')}"
                       "        pass\n_mm_Trainer().step()\n", step)
@@ -175,7 +185,7 @@ def _in_epochs(before: Sequence[cst.BaseStatement],
     over epochs."""
     ordered = [*before, *step]
     last = len(ordered) - 1
-    while last >= 0 and ".backward(" not in cst.Module([ordered[last]]).code:
+    while last >= 0 and ".backward(" not in _code([ordered[last]]):
         last -= 1
     bound = [i for i in range(last) if _optimizer(ordered[i]) is not None]
     if not bound:
@@ -194,7 +204,7 @@ def epoch_scheduler(module: cst.Module) -> cst.Module | None:
     _mm_epoch in range(1):`` around it, then ``_mm_scheduler.step()``; the scheduler is a
     ``StepLR`` with ``gamma=1.0``, so the rate never changes. The file must import
     ``torch``."""
-    if not any("import torch" in cst.Module([s]).code for s in module.body if is_import(s)):
+    if not any("import torch" in _code([s]) for s in module.body if is_import(s)):
         return None
     return _rewrite_steps(module, _in_epochs, functions=True)
 

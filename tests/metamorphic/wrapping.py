@@ -290,8 +290,9 @@ class _SuperForward(cst.CSTTransformer):
 def _has_forward(statement: cst.BaseStatement) -> bool:
     if not isinstance(statement, cst.ClassDef) or statement.decorators:
         return False
+    # a decorated forward is an autograd Function's staticmethod, called on its ctx
     return any(isinstance(item, cst.FunctionDef) and item.name.value == "forward"
-               for item in getattr(statement.body, "body", ()))
+               and not item.decorators for item in getattr(statement.body, "body", ()))
 
 
 def _rename(node: cst.ClassDef, old: str, new: str) -> cst.ClassDef:
