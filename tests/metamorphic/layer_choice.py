@@ -206,6 +206,13 @@ class _Flag(cst.CSTTransformer):
     """In each ``__init__`` of a class: every layer call chosen by a keyword-only
     ``_mm_flag`` (true by default) over ``nn.Identity()``."""
 
+    # defaults and decorators run where the function is defined, not in it
+    def visit_Parameters(self, node: cst.Parameters) -> bool:
+        return False
+
+    def visit_Decorator(self, node: cst.Decorator) -> bool:
+        return False
+
     def __init__(self) -> None:
         super().__init__()
         self.count = 0
@@ -259,6 +266,13 @@ def constructor_flag(module: cst.Module) -> cst.Module | None:
 class _Default(cst.CSTTransformer):
     """In each function after the head imports: every layer call made through a
     keyword-only parameter whose default is the layer class."""
+
+    # defaults and decorators run where the function is defined, not in it
+    def visit_Parameters(self, node: cst.Parameters) -> bool:
+        return False
+
+    def visit_Decorator(self, node: cst.Decorator) -> bool:
+        return False
 
     def __init__(self, roots: set[str]) -> None:
         super().__init__()

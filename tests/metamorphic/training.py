@@ -195,13 +195,13 @@ def _in_epochs(before: Sequence[cst.BaseStatement],
     optimizer = _optimizer(ordered[bound[-1]])
     return [*kept, *_with_body(
         f"_mm_scheduler = torch.optim.lr_scheduler.StepLR({optimizer}, step_size=1, "
-        "gamma=1.0)\nfor _mm_epoch in range(1):\n    pass\n    _mm_scheduler.step()\n",
+        "gamma=1.0)\nfor _mm_epoch in [0]:\n    pass\n    _mm_scheduler.step()\n",
         looped)]
 
 
 def epoch_scheduler(module: cst.Module) -> cst.Module | None:
     """The training step (after the optimizer is bound, in the same block) -> ``for
-    _mm_epoch in range(1):`` around it, then ``_mm_scheduler.step()``; the scheduler is a
+    _mm_epoch in [0]:`` around it, then ``_mm_scheduler.step()``; the scheduler is a
     ``StepLR`` with ``gamma=1.0``, so the rate never changes. The file must import
     ``torch``."""
     if not any("import torch" in _code([s]) for s in module.body if is_import(s)):
@@ -226,14 +226,14 @@ class _Retain(cst.CSTTransformer):
             return updated
         self.count += 1
         target = self.module.code_for_node(call.func.value)
-        new = statements(f"for _mm_pass in range(1):\n"
+        new = statements(f"for _mm_pass in [None]:\n"
                          f"    {target}.backward(retain_graph=True){comment(original)}\n")
         new[0] = new[0].with_changes(leading_lines=original.leading_lines)
         return cst.FlattenSentinel(new)
 
 
 def retain_graph_loop(module: cst.Module) -> cst.Module | None:
-    """``loss.backward()`` -> ``for _mm_pass in range(1): loss.backward(retain_graph=True)``
+    """``loss.backward()`` -> ``for _mm_pass in [None]: loss.backward(retain_graph=True)``
     (a backward that keeps its graph, in a loop)."""
     retain = _Retain(module)
     new = module.visit(retain)

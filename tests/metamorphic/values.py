@@ -46,7 +46,10 @@ class _Bound(LineRewriter):
         if found is None or scope == "class":
             return None
         assign, call = found
-        return self.detour(self.code(assign.targets[0].target), call, comment(line))
+        target = self.code(assign.targets[0].target)
+        if isinstance(assign.targets[0].target, cst.Tuple) and not assign.targets[0].target.lpar:
+            target = f"({target})"  # a, b = ... stays one target
+        return self.detour(target, call, comment(line))
 
     def detour(self, target: str, call: cst.Call, mark: str) -> str | None:
         raise NotImplementedError
@@ -54,7 +57,8 @@ class _Bound(LineRewriter):
 
 class _Map(_Bound):
     def detour(self, target: str, call: cst.Call, mark: str) -> str | None:
-        if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star or \
+                isinstance(call.args[0].value, cst.GeneratorExp):
             return None
         self.count += 1
         argument = self.code(call.args[0].value)
@@ -70,12 +74,13 @@ def map_call(module: cst.Module) -> cst.Module | None:
 class _Generator(_Bound):
     def detour(self, target: str, call: cst.Call, mark: str) -> str | None:
         self.count += 1
-        return f"{target} = next({self.code(call)} for _mm_once in range(1)){mark}\n"
+        # [None], not range(1): a function may have a parameter named range
+        return f"{target} = next({self.code(call)} for _mm_once in [None]){mark}\n"
 
 
 def generator(module: cst.Module) -> cst.Module | None:
     """``y = torch.sigmoid(x)`` -> ``y = next(torch.sigmoid(x) for _mm_once in
-    range(1))``."""
+    [None])``."""
     return run_rewriter(_Generator, module)
 
 
@@ -126,6 +131,8 @@ class _Star(cst.CSTTransformer):
         positional = [arg for arg in updated.args if arg.keyword is None and not arg.star]
         if not positional or any(arg.star for arg in updated.args):
             return updated
+        if any(isinstance(arg.value, cst.GeneratorExp) for arg in positional):
+            return updated  # f(x for x in xs): the generator's parentheses are the call's
         self.count += 1
         packed = cst.List([cst.Element(arg.value, comma=arg.comma) for arg in positional])
         keywords = [arg for arg in updated.args if arg.keyword is not None]
@@ -181,12 +188,12 @@ class _Zip(_Written):
         name = self.fresh("zipped")
         new = small.deep_replace(written, cst.Name(name))
         assert isinstance(new, cst.BaseSmallStatement)
-        return (f"for {name}, _mm_index in zip([{self.code(written)}], range(1)):\n"
+        return (f"for {name}, _mm_index in zip([{self.code(written)}], [None]):\n"
                 f"    {self.module.code_for_node(new)}{comment(line)}\n")
 
 
 def zip_loop(module: cst.Module) -> cst.Module | None:
-    """``y.relu_()`` -> ``for _mm_zipped1, _mm_index in zip([y], range(1)):
+    """``y.relu_()`` -> ``for _mm_zipped1, _mm_index in zip([y], [None]):
     _mm_zipped1.relu_()``."""
     return run_rewriter(_Zip, module)
 

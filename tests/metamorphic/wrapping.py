@@ -111,8 +111,8 @@ def wrappable(module: cst.Module, statement_calls: bool) -> dict[Key, str]:
         seen = uses.seen.get(key, 0)
         if key[0] == "attribute" and uses.seen.get(("name", name), 0) != seen:
             continue
-        if seen != uses.accounted.get(key, 0):
-            continue
+        if seen != uses.accounted.get(key, 0) or seen < 2:
+            continue  # used otherwise, or never called (an nn.Sequential subclass's child)
         if statement_calls and uses.in_statement.get(key, 0) != seen - 1:
             continue
         chosen[key] = spelled
@@ -300,6 +300,10 @@ def _rename(node: cst.ClassDef, old: str, new: str) -> cst.ClassDef:
     pointing at the new name."""
 
     class Renamer(cst.CSTTransformer):
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)  # nn.LSTM inside class LSTM is not the class
+            return False
+
         def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
             return updated.with_changes(value=new) if updated.value == old else updated
 
