@@ -138,7 +138,7 @@ y.sum().backward()
 import torch
 x = torch.randn(4, requires_grad=True)
 y = torch.sigmoid(x)
-for _mm_zipped1, _mm_index in zip([y], range(1)):
+for _mm_zipped1, _mm_index in zip([y], [None]):
     _mm_zipped1.mul_(2)  # expect: GG001
 y.sum().backward()
 """),
@@ -151,8 +151,8 @@ y.sum().backward()
 """),
     Example("generator", OPS, """\
 import torch
-x = next(torch.randn(4, requires_grad=True) for _mm_once in range(1))
-y = next(torch.sigmoid(x) for _mm_once in range(1))
+x = next(torch.randn(4, requires_grad=True) for _mm_once in [None])
+y = next(torch.sigmoid(x) for _mm_once in [None])
 y.mul_(2)  # expect: GG001
 y.sum().backward()
 """),
@@ -524,7 +524,7 @@ import torch
 x = torch.randn(4, requires_grad=True)
 y = torch.sigmoid(x)
 y.mul_(2)  # expect: GG001
-for _mm_pass in range(1):
+for _mm_pass in [None]:
     y.sum().backward(retain_graph=True)
 """),
     Example("epoch_scheduler", TRAIN, """\
@@ -533,7 +533,7 @@ import torch
 w = torch.randn(4, requires_grad=True)
 opt = torch.optim.SGD([w], lr=0.1)
 _mm_scheduler = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=1.0)
-for _mm_epoch in range(1):
+for _mm_epoch in [0]:
     loss = (w * 2).sum()
     loss.backward()
     opt.step()
