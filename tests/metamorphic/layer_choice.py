@@ -235,7 +235,8 @@ class _Flag(cst.CSTTransformer):
     def leave_FunctionDef(self, original: cst.FunctionDef,
                           updated: cst.FunctionDef) -> cst.FunctionDef:
         self.classes.pop()
-        chosen = self.in_init.pop() and self.count > self.counts.pop()
+        in_init, began = self.in_init.pop(), self.counts.pop()
+        chosen = in_init and self.count > began
         if not chosen:
             return updated
         flag = keyword_param("_mm_flag", cst.Name("True"))

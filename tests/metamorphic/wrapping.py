@@ -300,9 +300,10 @@ def _rename(node: cst.ClassDef, old: str, new: str) -> cst.ClassDef:
     pointing at the new name."""
 
     class Renamer(cst.CSTTransformer):
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)  # nn.LSTM inside class LSTM is not the class
-            return False
+        def leave_Attribute(self, original: cst.Attribute,
+                            updated: cst.Attribute) -> cst.Attribute:
+            # nn.LSTM inside class LSTM is not the class
+            return updated.with_changes(attr=original.attr)
 
         def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
             return updated.with_changes(value=new) if updated.value == old else updated
