@@ -9,12 +9,22 @@ Usage::
     python bench/accuracy.py --no-labels           # scores only
     python bench/accuracy.py --labels-only --only masked
     python bench/accuracy.py --only family=6        # one family of issue 16
+    python bench/accuracy.py --metamorphic          # issue 28: recall by transformation
+    python bench/accuracy.py --metamorphic --no-labels --write-scores tests/metamorphic/scores.json
+    python bench/accuracy.py --metamorphic --transformation lambda_call --only corpus/
+
+``--metamorphic`` applies every transformation of tests/metamorphic to every corpus case,
+rule case and family case, checks each result with ``gradguard check`` and (unless
+``--no-labels``) runs each under torch next to its original: a transformed program must
+end as its original does (the same in-place error, or cleanly) having computed the same
+values, else the transformation is wrong.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import warnings
@@ -24,6 +34,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # run as a script: import tools/ as the tests do
+sys.path.insert(0, str(REPO / "tests"))  # and tests/metamorphic, as the tests import it
 
 from tools.corpus import (  # noqa: E402
     FAMILIES,
@@ -96,7 +107,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-labels", action="store_true", help="skip running the scripts")
     parser.add_argument("--write-scores", type=Path, metavar="PATH",
                         help="write the scores as JSON (e.g. tests/corpus/scores.json)")
+    parser.add_argument("--metamorphic", action="store_true",
+                        help="recall by transformation (tests/metamorphic)")
+    parser.add_argument("--transformation", action="append", metavar="NAME",
+                        help="with --metamorphic: only this transformation (repeatable)")
     args = parser.parse_args(argv)
+    if args.metamorphic:
+        return metamorphic(args)
 
     try:
         cases = select(load_manifest(args.manifest), args.only)
@@ -142,6 +159,31 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.write_scores:
         args.write_scores.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        print(f"\nscores written to {args.write_scores}")
+    return 1 if failed else 0
+
+
+def metamorphic(args: argparse.Namespace) -> int:
+    """Issue 28's table: transformation x (applied, judged under torch, found, false
+    positives), and recall on the transformed positives against the originals'."""
+    from metamorphic.report import print_details
+    from metamorphic.run import metamorphic_run, scores_of
+    from metamorphic.scores import RECORDED, print_scores
+
+    jobs = args.jobs or min(2, os.cpu_count() or 1)
+    outcome = metamorphic_run(names=args.transformation, judge=not args.no_labels, jobs=jobs,
+                              only=args.only, log=lambda line: print(line, flush=True))
+    print("\nrecall by transformation (gradguard check; torch ok = runs as its original)")
+    print_scores(outcome.scores)
+    failed = print_details(outcome)
+    corpus = scores_of(outcome, ("corpus",))
+    print("\ntests/corpus alone (what tests/metamorphic/test_corpus_transformed.py holds):")
+    print_scores(corpus)
+    if args.write_scores:
+        # the corpus alone is what the CI test recomputes and holds to these figures
+        recorded = {name: {key: scores[key] for key in RECORDED}
+                    for name, scores in (("corpus", corpus), ("all", outcome.scores))}
+        args.write_scores.write_text(json.dumps(recorded, indent=2) + "\n", encoding="utf-8")
         print(f"\nscores written to {args.write_scores}")
     return 1 if failed else 0
 
