@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gradguard.analysis.hazard import Hazard
-from gradguard.checking.workers import check_paths
+from gradguard.checking.workers import check_paths, clean_context
 from gradguard.config import Selection
 from metamorphic.programs import POSITIVE, Subject, write
 from metamorphic.variants import Variant
@@ -50,7 +50,7 @@ def check_variants(variants: Sequence[Variant], subjects: dict[str, Subject],
     with tempfile.TemporaryDirectory(prefix="gradguard-metamorphic-") as scratch:
         root = Path(scratch)
         entries = [str(write(v.texts, v.entry, root / str(i))) for i, v in enumerate(variants)]
-        results = check_paths(entries, Selection(), jobs, (str(root),))
+        results = check_paths(entries, Selection(), jobs, (str(root),), context=clean_context())
         verdicts = []
         for index, (variant, result) in enumerate(zip(variants, results, strict=True)):
             folder = root / str(index)

@@ -10,6 +10,7 @@ each one); tests/metamorphic/test_sample_under_torch.py judges a fixed sample.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -23,7 +24,8 @@ ORIGINS = ("corpus",)
 
 @pytest.fixture(scope="module")
 def outcome() -> Outcome:
-    return metamorphic_run(ORIGINS)
+    # Each stage's time on stderr, which pytest prints if the fixture fails or times out.
+    return metamorphic_run(ORIGINS, log=lambda line: print(line, file=sys.stderr, flush=True))
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ transformations are shared out among worker processes, each parsing the subjects
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -79,9 +80,11 @@ def apply_all(names: Sequence[str], jobs: int = 2,
     name), ``jobs`` processes at once."""
     if jobs <= 1:
         return _apply(names, chosen)
-    subjects()  # parsed once, before the workers fork
     shares = [list(names[i::jobs]) for i in range(jobs)]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    # Fresh processes (each parses the subjects again, about 2 s): the caller may be a
+    # test runner with threads, which a forked child would inherit mid-lock.
+    with ProcessPoolExecutor(max_workers=jobs,
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
         parts = list(pool.map(_apply, shares, [chosen] * jobs))
     order = {name: i for i, name in enumerate(names)}
     variants = sorted((v for p in parts for v in p.variants),

@@ -39,6 +39,18 @@ if TYPE_CHECKING:
     WorkerContext = ForkContext | ForkServerContext | SpawnContext
 
 
+def clean_context() -> WorkerContext:
+    """Worker processes started from a clean process that has imported the analysis
+    once: for a caller with threads (the language server, a test runner), whose state
+    ``fork`` does not copy safely (a lock held by another thread stays held in the
+    child)."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["gradguard.checking.workers"])
+    return context
+
+
 @dataclass(frozen=True)
 class Overlay:
     """Texts that stand in for files' texts on disk (by absolute path): the documents

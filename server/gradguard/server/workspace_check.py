@@ -10,7 +10,6 @@ for the open documents. Blocking: the server calls it on a thread of its own.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from gradguard.analysis.hazard import Hazard, distinct
 from gradguard.analysis.project import read_file
 from gradguard.checking.cache import DIRECTORY, Entry, ResultCache, digest
 from gradguard.checking.results import FileResult
-from gradguard.checking.workers import Overlay, check_file, check_paths
+from gradguard.checking.workers import Overlay, check_file, check_paths, clean_context
 from gradguard.config import Selection
 
 if TYPE_CHECKING:
@@ -29,16 +28,6 @@ if TYPE_CHECKING:
 # Files handed to the worker processes at a time: progress is reported between batches,
 # and a pass that is no longer wanted stops after the batch it is in.
 BATCH = 64
-
-
-def worker_context() -> WorkerContext:
-    """Worker processes started from a clean process that has imported the analysis
-    once (forking the server itself would copy a process with threads)."""
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("spawn")
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["gradguard.checking.workers"])
-    return context
 
 
 @dataclass(frozen=True)
@@ -110,7 +99,7 @@ class WorkspaceChecker:
         """The folder's hazards, by the file each is in, after analysing ``stale``."""
         cache = self._cache(work)
         if self._context is None:
-            self._context = worker_context()
+            self._context = clean_context()
         roots = (work.folder,)
         for start in range(0, len(stale), BATCH):
             if stopped():
