@@ -186,4 +186,21 @@ VALID = [
 
         Model()(torch.tensor([1, 2])).backward()
     """),
+    case("GG002: a forward hook the analysis cannot follow replaces an identity's output", """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = nn.Linear(4, 4)
+                self.proj = nn.Identity()
+                self.proj.register_forward_hook(lambda module, args, out: self.inner(out))
+
+            def forward(self, x):
+                h = self.proj(x)  # the hook's Linear output, not the leaf x
+                return h.mul_(2)
+
+        Net()(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
 ]

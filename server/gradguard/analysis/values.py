@@ -75,8 +75,9 @@ class NnModule:
     # Built so that it returns its input untouched (``nn.Dropout(0.0)``).
     identity: bool = False
     # Forward hooks registered on it (``register_forward_hook``): the functions (project
-    # ``FunctionInfo``s) run on (module, inputs, output) after each call.
-    hooks: tuple[object, ...] = ()
+    # ``FunctionInfo``s) run on (module, inputs, output) after each call; None for one
+    # the analysis cannot follow, whose output is then unknown.
+    hooks: tuple[object | None, ...] = ()
     # Where ``m.inplace = True`` switched it in place after it was built (piece, statement).
     switched: tuple[Piece, ast.AST] | None = None
 

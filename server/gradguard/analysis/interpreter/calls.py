@@ -674,10 +674,28 @@ class Calls:
         if name == "forward":
             return self.call_module(owner, args, frame.piece, call,
                                     text_of(frame.piece, call.func))
-        if name == "register_forward_hook" and args and isinstance(owner.spec, NnModule) and \
-                isinstance(args[0].const, FunctionInfo):
-            owner.spec.hooks = owner.spec.hooks + (args[0].const,)
+        if name == "register_forward_hook" and args and isinstance(owner.spec, NnModule):
+            # A hook it cannot follow (a lambda, a bound method) may replace the output.
+            hook = args[0].const if isinstance(args[0].const, FunctionInfo) else None
+            owner.spec.hooks = owner.spec.hooks + (hook,)
         return unknown()
+
+    def _hooked(self, module: Value, args: list[Value], output: Value, piece: Piece,
+                node: ast.AST) -> Value:
+        """A module's output after its forward hooks ran on it."""
+        assert isinstance(module.spec, NnModule)
+        for hook in module.spec.hooks:
+            if hook is None:
+                output = unknown()
+                continue
+            # ``output.requires_grad_(True)`` in a hook (transformers'
+            # enable_input_require_grads) makes the output a leaf that requires grad.
+            assert isinstance(hook, FunctionInfo)
+            given = self.call_function(hook, [module, Value("list", items=list(args)),
+                                              output], {}, None, (piece, node))
+            if given.kind != "const":
+                output = given  # a hook that returns a value replaces the output
+        return output
 
     def call_module(self, module: Value, args: list[Value], piece: Piece, node: ast.AST,
                     label: str, argument: ast.expr | None = None) -> Value:
@@ -688,7 +706,7 @@ class Calls:
         if isinstance(spec, NnModule):
             facts = spec.facts
             if spec.identity:
-                return args[0] if args else unknown()
+                return self._hooked(module, args, args[0] if args else unknown(), piece, node)
             effect = facts.effect(spec.inplace is True)
             described = label
             if spec.inplace is True and "(" not in label:
@@ -724,15 +742,7 @@ class Calls:
                                             layer=spec if spec.inplace is True else None)
             if facts.outputs is not None:
                 output = run.autograd.tuple_around(output, facts.outputs)
-            for hook in spec.hooks:
-                # ``output.requires_grad_(True)`` in a hook (transformers'
-                # enable_input_require_grads) makes the output a leaf that requires grad.
-                assert isinstance(hook, FunctionInfo)
-                given = self.call_function(hook, [module, Value("list", items=list(args)),
-                                                  output], {}, None, (piece, node))
-                if given.kind != "const":
-                    output = given  # a hook that returns a value replaces the output
-            return output
+            return self._hooked(module, args, output, piece, node)
         if isinstance(spec, Sequential):
             value = args[0] if args else unknown()
             outer = run.autograd.via
