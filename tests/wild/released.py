@@ -85,7 +85,8 @@ def fixed(owner: Any, name: str, *edits: tuple[str, str]) -> Iterator[None]:
         body = f"class {owner.__name__}:\n" + textwrap.indent(source, "    ")
         exec(compile(body, path, "exec"), module.__dict__, defined)
         function = defined[owner.__name__].__dict__[name]
-        for free, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
+        for free, cell in zip(function.__code__.co_freevars, function.__closure__ or (),
+                              strict=True):
             if free == "__class__":
                 cell.cell_contents = owner
     released = owner.__dict__[name]
