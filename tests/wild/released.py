@@ -5,7 +5,7 @@ switches the hub off (each test module imports it before transformers), so a cod
 that would fetch weights or kernels fails instead of downloading.
 
 ``fixed`` applies a report's fix to the released source of one function, as a patch
-would: the function's text is read from the installed module, the line the report
+would: the function's text is read from the installed module, each line the report
 quotes must be there exactly once, and the edited function replaces the released one
 for the duration of a ``with`` block.
 """
@@ -62,18 +62,35 @@ def line_of(owner: Any, name: str, text: str) -> int:
 
 
 @contextmanager
-def fixed(owner: Any, name: str, old: str, new: str) -> Iterator[None]:
+def fixed(owner: Any, name: str, *edits: tuple[str, str]) -> Iterator[None]:
     """Run with function ``name`` of a module or class replaced by its released text
-    with ``old`` replaced by ``new`` (decorators left out: on CPU they choose this very
-    torch implementation)."""
+    with each ``(old, new)`` of ``edits`` applied, ``old`` replaced by ``new``
+    (decorators left out: on CPU they choose this very torch implementation)."""
     module = owner if isinstance(owner, ModuleType) else sys.modules[owner.__module__]
     source, _ = released_source(owner, name)
-    assert source.count(old) == 1, f"{old!r} is not in the released {name} exactly once"
+    for before, after in edits:
+        assert source.count(before) == 1, \
+            f"{before!r} is not in the released {name} exactly once"
+        source = source.replace(before, after)
+    path = str(Path(inspect.getfile(module)))
     defined: dict[str, Any] = {}
-    exec(compile(source.replace(old, new), str(Path(inspect.getfile(module))), "exec"),
-         module.__dict__, defined)
+    if isinstance(owner, ModuleType):
+        exec(compile(source, path, "exec"), module.__dict__, defined)
+        function = defined[name]
+    else:
+        # Defined in a class body of the owner's name, as in its file: a zero-argument
+        # super() needs the __class__ cell only a class body gives, and private names
+        # are mangled with the class's name. The cell then names that stand-in class:
+        # it is pointed at the released one.
+        body = f"class {owner.__name__}:\n" + textwrap.indent(source, "    ")
+        exec(compile(body, path, "exec"), module.__dict__, defined)
+        function = defined[owner.__name__].__dict__[name]
+        for free, cell in zip(function.__code__.co_freevars, function.__closure__ or (),
+                              strict=True):
+            if free == "__class__":
+                cell.cell_contents = owner
     released = owner.__dict__[name]
-    setattr(owner, name, defined[name])
+    setattr(owner, name, function)
     try:
         yield
     finally:

@@ -51,7 +51,7 @@ def test_without_normalising_nothing_is_written_and_backward_runs() -> None:
 
 
 def test_dividing_out_of_place_runs_clean() -> None:
-    with fixed(modeling_doge.DogeCDMoE, "forward", WRITING, FIX):
+    with fixed(modeling_doge.DogeCDMoE, "forward", (WRITING, FIX)):
         training_loss(norm_topk_prob=True).backward()
 
 

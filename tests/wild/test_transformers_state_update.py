@@ -91,7 +91,7 @@ def test_a_decoding_step_with_a_cache_cannot_be_backpropagated(model: Model) -> 
 
 @pytest.mark.parametrize("model", MODELS, ids=IDS)
 def test_the_product_taken_on_a_copy_of_the_state_runs_clean(model: Model) -> None:
-    with fixed(modeling(model), "mamba2_selective_state_update", SAVING, FIX):
+    with fixed(modeling(model), "mamba2_selective_state_update", (SAVING, FIX)):
         decoding_step_loss(model).backward()
 
 

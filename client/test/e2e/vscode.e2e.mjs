@@ -14,7 +14,9 @@
 //   1. the .vsix installs; opening the UNet3+ seed starts the server (status bar item),
 //      the copy bundled in the .vsix (gradguard.importStrategy's default), on the
 //      interpreter given (which has torch, for the probe);
-//   2. the Problems view lists GG001 at line 117, column 13;
+//   2. the Problems view lists GG001 at line 117, column 13; hovering `nn.Sigmoid` (line
+//      121) shows what sigmoid's backward keeps, its result, with derivatives.yaml's
+//      formula as the installed torch ships it;
 //   3. a settings change applies without a reload (gradguard.ignore hides GG001, and
 //      clearing it brings it back);
 //   4. the light bulb on that line offers the quick fix; choosing it changes the file into
@@ -24,7 +26,10 @@
 //      script's lens runs the seed under torch, and the Problems view row of the Dropout
 //      write says "confirmed by the torch probe";
 //   7. a notebook whose model cell saves exp's output and whose training cell overwrites
-//      it shows the squiggle in the training cell, none in the model cell.
+//      it shows the squiggle in the training cell, none in the model cell;
+//   8. with gradguard.diagnosticMode = workspace (which restarts the server), the Problems
+//      view lists GG001 in a file of the workspace that was never opened (the YOLOv5 loss
+//      seed, line 143), which it did not in the default openFilesOnly mode.
 // restricted (the workspace not trusted)
 //   diagnostics still come; "Run autograd probe" is refused with the Restricted Mode message.
 // missing (an interpreter without gradguard, nor torch)
@@ -59,6 +64,13 @@ const HAZARD_LINE = 117; // 1-based, as the Problems view shows it
 const HAZARD_COLUMN = 13;
 const ORIGINAL_LINE = '            nn.Dropout(p=0.5, inplace=True),';
 const STEP_TIMEOUT = 60_000;
+// The hover: a torch layer's call in the seed, and the derivatives.yaml entry it runs.
+const HOVER_LINE = 121;
+const HOVER_TEXT = 'nn.Sigmoid()';
+const HOVER_ENTRY = 'sigmoid(Tensor self) -> Tensor';
+// The file never opened in workspace mode, and where its hazard is.
+const UNOPENED = 'yolov5_loss_seed.py';
+const UNOPENED_HAZARD = '[Ln 143, Col 9]';
 const NOTEBOOK = 'train.ipynb';
 // A model cell that saves exp's output for backward, a training cell that overwrites it.
 const NOTEBOOK_JSON = {
@@ -160,6 +172,21 @@ function cliFix(text, scratch) {
     if (error.status !== 1) throw error;
   }
   return fs.readFileSync(file, 'utf8');
+}
+
+/**
+ * The formula of derivatives.yaml's `entry` for the gradient of `input`, read from the
+ * file torch ships (torchgen/packaged/autograd) with the test's interpreter: what a hover
+ * must quote, taken from torch itself rather than from the server.
+ */
+function derivativesFormula(entry, input) {
+  const script = [
+    'import pathlib, sys, torchgen, yaml',
+    "path = pathlib.Path(torchgen.__file__).parent / 'packaged' / 'autograd' / 'derivatives.yaml'",
+    "entry = next(e for e in yaml.safe_load(path.read_text()) if e['name'] == sys.argv[1])",
+    'print(entry[sys.argv[2]])',
+  ].join('\n');
+  return execFileSync(python, ['-c', script, entry, input], { encoding: 'utf8' }).trim();
 }
 
 function firstChangedLine(before, after) {
@@ -413,6 +440,28 @@ async function trustedScenario() {
     log(`[trusted] problem: ${await expectGG001AtItsLine(gg001)}`);
     await shot('1-problems');
 
+    // Hover on a torch call: what its backward keeps, in derivatives.yaml's words.
+    const hoverColumn = original.split('\n')[HOVER_LINE - 1].indexOf(HOVER_TEXT) + 1 + 'nn.Sig'.length;
+    const formula = derivativesFormula(HOVER_ENTRY, 'self');
+    log(`[trusted] hovering ${HOVER_TEXT} at ${HOVER_LINE}:${hoverColumn}; derivatives.yaml: self: ${formula}`);
+    await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+    await goToLine(page, `${HOVER_LINE}:${hoverColumn}`);
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+I'); // Show or Focus Hover
+    const hover = page.locator('.monaco-hover:not(.hidden)').filter({ hasText: 'aten::sigmoid' });
+    const hoverText = await waitFor('the hover of nn.Sigmoid', async () => {
+      const texts = await hover.allInnerTexts();
+      return texts.length > 0 ? texts.join('\n') : undefined;
+    }, 30_000);
+    for (const expected of ['Backward keeps', 'its result', `self: ${formula}`, `- name: ${HOVER_ENTRY}`]) {
+      if (!hoverText.includes(expected)) {
+        throw new Error(`the hover does not show ${JSON.stringify(expected)}: ${hoverText}`);
+      }
+    }
+    log(`[trusted] hover: ${hoverText.replace(/\s+/g, ' ').slice(0, 160)}`);
+    await shot('1-hover');
+    await page.keyboard.press('Escape');
+
     // Settings apply without a reload. (Written to the workspace's .vscode/settings.json:
     // code-server did not notice the user settings file changing on disk.)
     const workspaceSettings = path.join(workspace, '.vscode', 'settings.json');
@@ -547,6 +596,28 @@ async function trustedScenario() {
     await waitFor('the notebook\'s GG001 in the Problems view', async () => (await row.count()) > 0, 30_000);
     log(`[trusted] notebook problem: ${(await row.first().innerText()).replace(/\s+/g, ' ')}`);
     await shot('7-notebook');
+
+    // Workspace diagnostics: a file never opened. Not listed in openFilesOnly mode...
+    fs.copyFileSync(path.join(repo, 'examples', UNOPENED), path.join(workspace, UNOPENED));
+    const unopenedFile = markers.locator('.monaco-list-row', { hasText: UNOPENED });
+    const unopenedHazard = markers.locator('.monaco-list-row', { hasText: UNOPENED_HAZARD })
+      .filter({ hasText: 'GG001' });
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    if ((await unopenedFile.count()) !== 0) {
+      throw new Error(`${UNOPENED}, never opened, is in the Problems view in openFilesOnly mode`);
+    }
+    // ...and listed once gradguard.diagnosticMode is workspace (the server restarts).
+    log('[trusted] gradguard.diagnosticMode = workspace in .vscode/settings.json');
+    fs.writeFileSync(workspaceSettings, JSON.stringify(
+      { 'gradguard.ignore': [], 'gradguard.diagnosticMode': 'workspace' }, null, 2));
+    await openProblems(page, markers);
+    await waitFor(`GG001 of ${UNOPENED} in the Problems view`, async () =>
+      (await unopenedFile.count()) > 0 && (await unopenedHazard.count()) > 0, 120_000);
+    if ((await page.locator('.tabs-container .tab', { hasText: UNOPENED }).count()) !== 0) {
+      throw new Error(`${UNOPENED} was opened in an editor`);
+    }
+    log(`[trusted] never opened: ${(await unopenedHazard.first().innerText()).replace(/\s+/g, ' ')}`);
+    await shot('8-workspace');
   });
 }
 

@@ -10,6 +10,11 @@ Findings of the torch probe (``source: "gradguard-probe"``) are merged in: one t
 static analysis reports too (same code, same line) is not shown twice, the static
 diagnostic says it is confirmed instead (and keeps its fix).
 
+With workspace diagnostics, a document also shows the hazards in its file that the
+analysis of an importer found (``Snapshot.revealed``), as long as its text is the one
+they were found in; one its own analysis reports too (same code, same place) is not
+shown twice.
+
 Blocks that do not parse get a diagnostic of their own (code ``syntax``), at the error
 the analysis found in the block (relative to the block, shifted here to the document).
 """
@@ -263,13 +268,24 @@ def _merge_probe(per_target: dict[str, list[types.Diagnostic]],
                     static.data["confirmed"] = True
 
 
+def _with_revealed(snapshot: Snapshot, hazards: Iterable[Hazard]) -> list[Hazard]:
+    own = list(hazards)
+    revealed = snapshot.revealed
+    if revealed is None or revealed.text != snapshot.text:
+        return own  # found in another text: shown again once the workspace catches up
+    places = {(h.code, h.span) for h in own}
+    wanted = snapshot.settings.selection
+    return own + [h for h in revealed.hazards
+                  if (h.code, h.span) not in places and wanted.wants(h.code)]
+
+
 def build_outcome(snapshot: Snapshot, hazards: Iterable[Hazard],
                   problems: Iterable[SyntaxProblem],
                   probe: Iterable[PlacedMark] = (),
                   text_of: Callable[[str], str | None] = lambda path: None) -> Outcome:
     context = _Context(snapshot, [t.first_line for t in snapshot.targets], text_of)
     per_target: dict[str, list[types.Diagnostic]] = {t.uri: [] for t in snapshot.targets}
-    made = [_hazard_diagnostic(h, context) for h in hazards]
+    made = [_hazard_diagnostic(h, context) for h in _with_revealed(snapshot, hazards)]
     made += [_syntax_diagnostic(p, context) for p in problems]
     for item in made:
         if item is not None:

@@ -4,8 +4,9 @@ A *unit* is what the analysis sees as one program: a text document, or a noteboo
 code cells are read in order as one program. Each unit owns an ``IncrementalDocument``
 (touched only by the analysis thread), the settings it resolved to, and its latest
 ``Outcome``: the diagnostics of each of its targets (the document itself, or each
-cell), for one ``(version, generation)``. A generation counts settings changes, so a
-configuration change makes every outcome stale without touching versions.
+cell), for one ``(version, generation)``. A generation counts changes other than the
+text's (settings, what the probe or the workspace found), so such a change makes every
+outcome stale without touching versions.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 
 from lsprotocol import types
 
+from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.incremental import IncrementalDocument
 from gradguard.analysis.project import Project
 from gradguard.server.positions import EditableLines, Encoding, LineIndex
@@ -70,6 +72,15 @@ class Target:
 
 
 @dataclass(frozen=True)
+class Revealed:
+    """The hazards in a file that the workspace diagnostics found from the analysis of
+    another file (an importer's), for the text of the file they hold for."""
+
+    text: str
+    hazards: tuple[Hazard, ...]
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """Everything one analysis needs, taken on the event loop and then read-only."""
 
@@ -83,6 +94,8 @@ class Snapshot:
     encoding: Encoding
     # What the torch probe found in this unit's file, anchored to the text it ran.
     probe: tuple[ProbeMark, ...] = ()
+    # What importers of this unit's file reveal in it (workspace diagnostics only).
+    revealed: Revealed | None = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +127,7 @@ class Unit:
     closed: bool = False
     waiters: list[asyncio.Future[None]] = field(default_factory=list)
     probe: tuple[ProbeMark, ...] = ()
+    revealed: Revealed | None = None
     # The fix engine's fix-all of the unit's text, for one (version, generation).
     fixed_all: tuple[tuple[int, int], str] | None = None
 
@@ -143,7 +157,8 @@ class Unit:
 
     def snapshot(self, encoding: Encoding) -> Snapshot:
         return Snapshot(self.key, self.version, self.generation, self.program(),
-                        self.targets(), self.settings, self.path, encoding, self.probe)
+                        self.targets(), self.settings, self.path, encoding, self.probe,
+                        self.revealed)
 
     def settle(self, outcome: Outcome | None) -> None:
         """Record a new outcome (``None``: closed) and wake whoever waits for one."""

@@ -133,6 +133,12 @@ class GradGuardServer(LanguageServer):
         if self.features.pull_diagnostics and self.features.diagnostic_refresh:
             self.workspace_diagnostic_refresh(None)
 
+    def reanalyse(self, unit: Unit) -> None:
+        """Something the unit's diagnostics show besides its text changed: analyse it
+        again (its text unchanged, the incremental analysis reuses what it had)."""
+        unit.generation += 1
+        self.scheduler.refresh(unit, self.encoding)
+
     def warn(self, message: str) -> None:
         self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, message))
 
@@ -145,6 +151,8 @@ class GradGuardServer(LanguageServer):
                                                item.language_id), project=self.project)
         unit.analysis = unit.fresh_analysis(unit.settings.incremental)
         unit.probe = self.probes.store.for_path(path)
+        if path is not None:
+            unit.revealed = self.workspace_reports.revealed_in(path)
         self._replace(item.uri, unit)
         self.show_problems()
         self.scheduler.edited(unit, self.encoding)

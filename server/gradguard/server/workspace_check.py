@@ -44,6 +44,17 @@ class FolderWork:
 Stamped = tuple[int, int, str | None]
 
 
+@dataclass(frozen=True)
+class FolderHazards:
+    """A folder's hazards, each once, by the file it is in (``hazards``), and of those
+    the ones the analysis of another file found (``revealed``): a write in an imported
+    module that is a hazard because of what its importer passes it. An open document's
+    own analysis, which runs that module's code alone, cannot find these."""
+
+    hazards: dict[str, list[Hazard]]
+    revealed: dict[str, list[Hazard]]
+
+
 class Digests:
     """The digest of each file's text now: an open document's, else the file's, read
     again only when its size or modification time changed (a pass over a large
@@ -95,7 +106,7 @@ class WorkspaceChecker:
 
     def check(self, work: FolderWork, stale: list[str],
               on_batch: Callable[[int], None] = lambda done: None,
-              stopped: Callable[[], bool] = lambda: False) -> dict[str, list[Hazard]]:
+              stopped: Callable[[], bool] = lambda: False) -> FolderHazards:
         """The folder's hazards, by the file each is in, after analysing ``stale``."""
         cache = self._cache(work)
         if self._context is None:
@@ -133,11 +144,11 @@ class WorkspaceChecker:
             else:  # never cached (the text could not be read): kept for this pass only
                 cache.entries[path] = Entry("", {}, result.found, result.error)
 
-    def _found(self, work: FolderWork, cache: ResultCache,
-               fresh: set[str]) -> dict[str, list[Hazard]]:
+    def _found(self, work: FolderWork, cache: ResultCache, fresh: set[str]) -> FolderHazards:
         """Each hazard once, in the file it is in, as ``check`` reports it: found from
         several files, the one with the fewest related locations."""
         found: list[tuple[str, Hazard]] = []
+        revealed: list[tuple[str, Hazard]] = []
         current = Digests(work.overlay, self._on_disk)
         for path in work.files:
             entry = cache.entries.get(path)
@@ -147,4 +158,5 @@ class WorkspaceChecker:
                                       cache.get(path, known, current) is None):
                 continue  # changed again since: left for the next pass
             found += entry.found
-        return distinct(found)
+            revealed += [(where, hazard) for where, hazard in entry.found if where != path]
+        return FolderHazards(distinct(found), distinct(revealed))

@@ -13,7 +13,10 @@ waits for it, so an answer never predates a change the client has sent.
 Open documents keep their own diagnostics, from the incremental analysis: their
 reports here are the same ones ``textDocument/diagnostic`` answers. A hazard that only
 an importer's analysis reveals (a write in an imported loss module, a hazard because
-of what the training script passes it) is reported in the file it is in.
+of what the training script passes it) is reported in the file it is in, opened or not:
+the analysis of an open document runs its own code alone and cannot find it, so each
+pass hands the open documents what it found in their files from other files
+(``Revealed``), and a document whose share changed is analysed again.
 """
 
 from __future__ import annotations
@@ -33,10 +36,10 @@ from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.project import read_file
 from gradguard.checking.workers import Overlay
 from gradguard.config import Selection
-from gradguard.server.documents import TextUnit, Unit
+from gradguard.server.documents import Revealed, TextUnit, Unit
 from gradguard.server.positions import Encoding
 from gradguard.server.settings import Settings
-from gradguard.server.workspace_check import FolderWork, WorkspaceChecker
+from gradguard.server.workspace_check import FolderHazards, FolderWork, WorkspaceChecker
 from gradguard.server.workspace_files import workspace_files
 from gradguard.server.workspace_reports import (
     FileReport,
@@ -83,6 +86,8 @@ class WorkspaceHost(Protocol):
 
     def pull_again(self) -> None: ...
 
+    def reanalyse(self, unit: Unit) -> None: ...
+
 
 class WorkspaceDiagnostics:
     def __init__(self, server: WorkspaceHost) -> None:
@@ -90,6 +95,8 @@ class WorkspaceDiagnostics:
         self.enabled = False
         self.checker = WorkspaceChecker()
         self.reports: dict[str, FileReport] = {}  # files not open, by URI
+        # By path: the hazards other files' analyses found in each file (last pass).
+        self.revealed: dict[str, Revealed] = {}
         self.passes = 0
         # Changes counted as they arrive; a pass records the count it started from.
         self._changes = 0
@@ -118,6 +125,10 @@ class WorkspaceDiagnostics:
 
     def stop(self) -> None:
         self._stopped.set()
+
+    def revealed_in(self, path: str) -> Revealed | None:
+        """What the last pass found in a file from the analysis of other files."""
+        return self.revealed.get(os.path.abspath(path))
 
     async def answer(self, params: types.WorkspaceDiagnosticParams
                      ) -> types.WorkspaceDiagnosticReport:
@@ -186,21 +197,39 @@ class WorkspaceDiagnostics:
         progress = await _Progress.start(self.server, total)
         loop = asyncio.get_running_loop()
         try:
-            found: dict[str, list[Hazard]] = {}
+            found = FolderHazards({}, {})
             done = 0
             for work, files in zip(works, stale, strict=True):
                 def on_batch(count: int, before: int = done) -> None:
                     loop.call_soon_threadsafe(progress.report, before + count, total)
 
-                found.update(await asyncio.to_thread(
-                    self.checker.check, work, files, on_batch, self._stopped.is_set))
+                folder = await asyncio.to_thread(
+                    self.checker.check, work, files, on_batch, self._stopped.is_set)
+                found.hazards.update(folder.hazards)
+                found.revealed.update(folder.revealed)
                 done += len(files)
-            reports = await asyncio.to_thread(self._reports, works, found, inputs)
+            reports, revealed = await asyncio.to_thread(self._reports, works, found, inputs)
         finally:
             progress.end(total)
-        if reports != self.reports:
+        self.revealed = revealed
+        if self._reveal() or reports != self.reports:
             self.reports = reports
             self.server.pull_again()
+
+    def _reveal(self) -> bool:
+        """Hand each open document what the pass found in its file from other files;
+        one whose share changed is analysed again (its next outcome shows them).
+        Whether any changed."""
+        changed = False
+        for unit in list(self.server.units.values()):
+            if not isinstance(unit, TextUnit) or unit.path is None:
+                continue
+            now = self.revealed_in(unit.path)
+            if now != unit.revealed:
+                unit.revealed = now
+                self.server.reanalyse(unit)
+                changed = True
+        return changed
 
     def _works(self, inputs: _Inputs) -> list[FolderWork]:
         walk, found = self._walked
@@ -216,23 +245,28 @@ class WorkspaceDiagnostics:
                                     inputs.overlay))
         return works
 
-    def _reports(self, works: Sequence[FolderWork], found: dict[str, list[Hazard]],
-                 inputs: _Inputs) -> dict[str, FileReport]:
+    def _reports(self, works: Sequence[FolderWork], found: FolderHazards, inputs: _Inputs
+                 ) -> tuple[dict[str, FileReport], dict[str, Revealed]]:
+        """Each file's report, by URI, and what other files revealed in each, by path."""
         reports = {}
+        revealed = {}
         for work in works:
             for path in work.files:
                 settings = self.server.settings_for(path)
                 if settings.excludes(path):
                     continue
-                report = self._report(path, found.get(path, []), settings, inputs)
+                text = inputs.overlay.texts.get(path)
+                if text is None:
+                    text = _text_of_file(path)
+                report = self._report(path, text, found.hazards.get(path, []), settings,
+                                      inputs)
                 reports[report.uri] = report
-        return reports
+                if found.revealed.get(path):
+                    revealed[path] = Revealed(text, tuple(found.revealed[path]))
+        return reports, revealed
 
-    def _report(self, path: str, hazards: list[Hazard], settings: Settings,
+    def _report(self, path: str, text: str, hazards: list[Hazard], settings: Settings,
                 inputs: _Inputs) -> FileReport:
-        text = inputs.overlay.texts.get(path)
-        if text is None:
-            text = _text_of_file(path)
         made_of = (text, tuple(hazards), settings, inputs.encoding)
         known = self._made.get(path)
         if known is not None and known[0] == made_of:
