@@ -37,7 +37,7 @@ INVALID = [
         image_mask = torch.tensor([[False, True, False]])
         inputs_embeds[image_mask] = torch.ones(1, 4)  # expect: GG002
         inputs_embeds.sum().backward()
-    """, missed=True),
+    """),
 ]
 
 VALID = [

@@ -1047,3 +1047,74 @@ VALID += [
             Net(flag)(x).sum().backward()
     """),
 ]
+
+# Closures: a function defined inside another (or a lambda) reads the names it does not
+# bind from where it was defined, and its defaults are evaluated there.
+INVALID += [
+    case("GG001: a nested function's parameter is the value it is called with", """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(4, 4)
+
+            def forward(self, x):
+                def gate(t):
+                    return torch.sigmoid(t)
+                y = gate(self.lin(x))
+                y.add_(1)  # expect: GG001
+                return y
+
+        Net()(torch.randn(2, 4)).sum().backward()
+    """),
+    case("GG001: a lambda reads the layer it closes over", """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = nn.Sigmoid()
+
+            def forward(self, x):
+                gate = lambda t: self.act(t)  # noqa: E731
+                y = gate(x * 2)
+                y.mul_(2)  # expect: GG001
+                return y
+
+        Net()(torch.randn(2, 4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: a lambda's default is the layer given where it was made", """
+        import torch
+        import torch.nn as nn
+
+        act = nn.Sigmoid()
+        gate = lambda t, layer=act: layer(t)  # noqa: E731
+        x = torch.randn(4, requires_grad=True)
+        y = gate(x * 2)
+        y.mul_(2)  # expect: GG001
+        y.sum().backward()
+    """),
+]
+
+VALID += [
+    case("GG001: a lambda that clones before the write keeps the saved output", """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = nn.Sigmoid()
+
+            def forward(self, x):
+                gate = lambda t: self.act(t).clone()  # noqa: E731
+                y = gate(x * 2)
+                y.mul_(2)
+                return y
+
+        Net()(torch.randn(2, 4, requires_grad=True)).sum().backward()
+    """),
+]

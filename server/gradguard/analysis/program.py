@@ -42,6 +42,13 @@ class FunctionInfo:
     # The functions a nested function sees in the function around it (defined there
     # before it, and itself): ``def norm_range(t): norm_ip(t, ...)`` calls its sibling.
     outer: dict[str, FunctionInfo] = field(default_factory=dict)
+    # A closure's defining frame (an interpreter ``Frame``; ``object`` here so that the
+    # index does not import the interpreter): the names its body reads and does not bind
+    # are looked up there when it is called, as Python binds them late.
+    scope: object = None
+    # Its parameters' default values, evaluated where it was defined (interpreter
+    # ``Value``s), as Python evaluates them once, at the ``def`` or ``lambda``.
+    defaults: dict[str, object] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

@@ -59,7 +59,8 @@ SCALARS = (str, int, float, bool, type(None), bytes, complex)
 def const_key(const: object) -> object:
     """A constant as a context key holds it exactly."""
     if isinstance(const, FunctionInfo):
-        return ("def", id(const.node))
+        # A closure is one of many its ``def`` makes, each over the frame it was made in.
+        return ("def", id(const.node)) if const.scope is None else ("closure", id(const))
     if isinstance(const, ClassInfo):
         return ("class", const.path, const.name)
     try:

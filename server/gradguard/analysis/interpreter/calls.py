@@ -191,6 +191,13 @@ class Calls:
                 if value is not None and value.kind != "function":
                     inputs.append(value)
                     fills += (f"{_GLOBAL}{name}",)
+        if isinstance(function.scope, Frame):
+            # A closure's free names, as its defining frame has them bound now.
+            for name in free_names(node):
+                value = function.scope.env.get(name)
+                if value is not None and name not in function.outer:
+                    inputs.append(value)
+                    fills += (f"{_GLOBAL}{name}",)
         grad = run.autograd.grad_enabled
         if any(n in GRAD_OFF or n.split(".")[-1] in ("no_grad", "inference_mode")
                for n in names):
@@ -284,12 +291,18 @@ class Calls:
             elif param.arg in kwargs:
                 inputs.append(as_annotated(param, kwargs[param.arg]))
                 fills.append(None)
+            elif isinstance(given := function.defaults.get(param.arg), Value):
+                inputs.append(given)  # evaluated where the function was defined
+                fills.append(None)
             else:
                 inputs.append(None)
                 fills.append(_UNKNOWN if default is None else _DEFAULT)
         for param, kw_default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True):
             if param.arg in kwargs:
                 inputs.append(as_annotated(param, kwargs[param.arg]))
+                fills.append(None)
+            elif isinstance(given := function.defaults.get(param.arg), Value):
+                inputs.append(given)
                 fills.append(None)
             else:
                 inputs.append(None)
@@ -397,7 +410,9 @@ class Calls:
         const = callee.const
         if isinstance(const, FunctionInfo):
             args, kwargs = self.arguments(call, frame)
-            bound = frame.self_value if const.nested else None
+            # A closure reads ``self`` from its scope; a nested function of a script
+            # (or an unknown frame) is run like a method of the function around it.
+            bound = frame.self_value if const.nested and const.scope is None else None
             return self.call_function(const, args, kwargs, bound, (piece, call))
         if isinstance(const, ClassInfo):
             args, kwargs = self.arguments(call, frame)

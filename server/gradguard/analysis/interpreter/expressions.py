@@ -21,7 +21,7 @@ from gradguard.analysis.interpreter.state import (
     is_text,
     text_of,
 )
-from gradguard.analysis.program import FunctionInfo
+from gradguard.analysis.program import FunctionInfo, FunctionNode
 from gradguard.analysis.syntax import Skipped
 from gradguard.analysis.torch_version import TorchVersion
 from gradguard.analysis.values import (
@@ -204,6 +204,29 @@ class Expressions:
             iterable = self.eval(clause.iter, inner)
             self.bind(clause.target, self.element_of(iterable), inner)
         return Value("list", element=self.eval(expr.elt, inner))
+
+    def defined(self, node: FunctionNode, frame: Frame) -> Value:
+        """The function a ``def`` (or a ``lambda``) inside another function or a script
+        makes: its defaults evaluated now; inside a function, a closure over ``frame``."""
+        outer = {name: value.const for name, value in frame.env.items()
+                 if value.kind == "function" and isinstance(value.const, FunctionInfo)}
+        spec = node.args
+        params = spec.posonlyargs + spec.args
+        named = list(zip(params[len(params) - len(spec.defaults):], spec.defaults,
+                         strict=True)) + \
+            [(arg, default) for arg, default in zip(spec.kwonlyargs, spec.kw_defaults,
+                                                    strict=True) if default is not None]
+        defaults: dict[str, object] = {arg.arg: self.eval(default, frame)
+                                       for arg, default in named}
+        script = self.state.scripts.get(frame.program.path) is frame
+        function = FunctionInfo(node, frame.piece, frame.program.path, nested=True,
+                                outer=outer, scope=None if script else frame,
+                                defaults=defaults)
+        outer[node.name] = function
+        return Value("function", const=function)
+
+    def eval_lambda(self, expr: ast.Lambda, frame: Frame) -> Value:
+        return self.defined(lambda_function(expr), frame)
 
     def eval_name(self, expr: ast.Name, frame: Frame) -> Value:
         name = expr.id
@@ -497,7 +520,22 @@ def _compare_pair(left: Value, right: Value, operator: ast.cmpop) -> bool | None
     return None
 
 
+def lambda_function(expr: ast.Lambda) -> ast.FunctionDef:
+    """A ``lambda`` as the ``def`` it stands for (made once a node: a summary knows a
+    function by its node)."""
+    made = getattr(expr, "_gradguard_def", None)
+    if isinstance(made, ast.FunctionDef):
+        return made
+    body = ast.copy_location(ast.Return(expr.body), expr.body)
+    made = ast.FunctionDef(name="<lambda>", args=expr.args, body=[body], decorator_list=[])
+    ast.copy_location(made, expr)
+    made.end_lineno, made.end_col_offset = expr.end_lineno, expr.end_col_offset
+    expr._gradguard_def = made  # type: ignore[attr-defined]
+    return made
+
+
 _EVALUATE: dict[type[ast.AST], Callable[[Expressions, Any, Frame], Value]] = {
+    ast.Lambda: Expressions.eval_lambda,
     ast.Name: Expressions.eval_name,
     ast.Constant: Expressions.eval_constant,
     ast.JoinedStr: Expressions.eval_formatted,

@@ -31,7 +31,6 @@ from gradguard.analysis.interpreter.state import (
     text_of,
 )
 from gradguard.analysis.interpreter.torch_api import TorchApi
-from gradguard.analysis.program import FunctionInfo
 from gradguard.analysis.values import (
     NnModule,
     Save,
@@ -123,12 +122,7 @@ class Statements:
         elif isinstance(statement, ast.Raise):
             frame.done = True
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            outer = {name: value.const for name, value in frame.env.items()
-                     if value.kind == "function" and isinstance(value.const, FunctionInfo)}
-            function = FunctionInfo(statement, frame.piece, frame.program.path, nested=True,
-                                    outer=outer)
-            outer[statement.name] = function
-            frame.env[statement.name] = Value("function", const=function)
+            frame.env[statement.name] = self.expressions.defined(statement, frame)
         elif isinstance(statement, ast.ClassDef):
             frame.env[statement.name] = unknown()
 
