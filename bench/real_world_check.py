@@ -52,7 +52,8 @@ JUDGED = Path(__file__).resolve().parent / "judged"
 # and torchvision as the machine provides a pair that loads together).
 JUDGE_PACKAGES = ["torch==2.14.1", "torchvision==0.29.1", "kornia==0.9.0", "gpytorch==1.15.2",
                   "lightly==1.6.0", "torchgeo==0.8.1", "requests",
-                  "segmentation-models-pytorch==0.6.0", "mmengine==0.10.7", "opt_einsum"]
+                  "segmentation-models-pytorch==0.6.0", "mmengine==0.10.7", "opt_einsum",
+                  "torch_geometric==2.8.1"]
 # Installed without their dependencies: the judged files need only torch and the above
 # (espnet's and mmdet's own requirements pin builds that do not install here).
 JUDGE_PACKAGES_NO_DEPS = ["espnet==202511", "mmdet==3.3.0"]
@@ -182,10 +183,11 @@ def judge_all() -> int:
     python = venv / "bin" / "python"
     if not python.is_file():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", *JUDGE_PACKAGES],
-                       check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps",
-                        *JUDGE_PACKAGES_NO_DEPS], check=True)
+    # Every time: a package added to the lists since the venv was made is installed too.
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", *JUDGE_PACKAGES],
+                   check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps",
+                    *JUDGE_PACKAGES_NO_DEPS], check=True)
     wrong = 0
     scripts: dict[str, list[dict]] = {}
     for record in verdicts():
