@@ -112,6 +112,9 @@ class Autograd:
     mutation_allowed: bool = False
     findings: dict[tuple[object, ...], Finding] = field(default_factory=dict)
     storages: list[Storage] = field(default_factory=list)
+    # The ids of ``storages``: a storage made elsewhere (an unknown value's) joins them
+    # when it is first saved, so that backward and ``forget_graph`` free its saves too.
+    tracked: set[int] = field(default_factory=set)
     via: tuple[Site, ...] = ()
     # The rewrite that would remove a hazard found at the current write, if one is safe.
     plan: Plan | None = None
@@ -128,7 +131,13 @@ class Autograd:
     def new_storage(self, leaf: bool = False, param: bool = False) -> Storage:
         storage = Storage(leaf=leaf, param=param)
         self.storages.append(storage)
+        self.tracked.add(id(storage))
         return storage
+
+    def _track(self, storage: Storage) -> None:
+        if id(storage) not in self.tracked:
+            self.tracked.add(id(storage))
+            self.storages.append(storage)
 
     def fresh(self, requires_grad: bool | None) -> Value:
         return Value("tensor", (self.new_storage(),), requires_grad)
@@ -167,6 +176,7 @@ class Autograd:
     # -- saves ------------------------------------------------------------------------
 
     def add_save(self, storage: Storage, save: Save) -> None:
+        self._track(storage)
         storage.saves.append(save)
         if self.journal is not None:
             self.journal.append((storage, save))
@@ -181,6 +191,7 @@ class Autograd:
                 self.events.append(("unsave", storage, save))
 
     def give_back(self, storage: Storage, save: Save) -> None:
+        self._track(storage)
         storage.saves.append(save)
         if self._recorded(storage):
             self.events.append(("resave", storage, save))
