@@ -1118,3 +1118,60 @@ VALID += [
         Net()(torch.randn(2, 4, requires_grad=True)).sum().backward()
     """),
 ]
+
+# Calls written another way: the first value of a generator, a function mapped over a
+# list, a function of a class called on the class, a method looked up by getattr.
+INVALID += [
+    case("GG001: next() of a generator is the value its first item computes", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = next(torch.sigmoid(t) for t in [x])
+        y.mul_(2)  # expect: GG001
+        y.sum().backward()
+    """),
+    case("GG001: map() applies the function to each item", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        (y,) = map(torch.sigmoid, [x * 2])
+        y.mul_(2)  # expect: GG001
+        y.sum().backward()
+    """),
+    case("GG001: a staticmethod called on its class writes its argument", """
+        import torch
+
+        class Ops:
+            @staticmethod
+            def scale_(*args):
+                tensor, *rest = args
+                return tensor.mul_(*rest)  # expect: GG001
+
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        Ops.scale_(y, 2)
+        y.sum().backward()
+    """),
+    case("GG001: a classmethod gets its class first, then the tensor it writes", """
+        import torch
+
+        class Ops:
+            @classmethod
+            def scale_(cls, tensor, factor):
+                return getattr(tensor, "mul_")(factor)  # expect: GG001
+
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        Ops.scale_(y, 2)
+        y.sum().backward()
+    """),
+]
+
+VALID += [
+    case("GG001: map() over a function that writes a copy", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        (y,) = map(torch.sigmoid, [x * 2])
+        z = y.clone()
+        next(iter([z])).mul_(2)
+        (y + z).sum().backward()
+    """),
+]

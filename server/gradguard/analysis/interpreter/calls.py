@@ -101,6 +101,47 @@ def free_names(node: ast.AST) -> tuple[str, ...]:
     return tuple(name for name in read if name not in bound)
 
 
+def named_attribute(func: ast.expr) -> ast.expr:
+    """``getattr(x, "name")`` called, as the ``x.name`` it looks up (made once a node)."""
+    if not (isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and
+            func.func.id == "getattr" and len(func.args) == 2 and not func.keywords and
+            isinstance(func.args[1], ast.Constant) and isinstance(func.args[1].value, str)):
+        return func
+    made = getattr(func, "_gradguard_attribute", None)
+    if not isinstance(made, ast.Attribute):
+        made = ast.copy_location(ast.Attribute(func.args[0], func.args[1].value, ast.Load()),
+                                 func)
+        made.end_lineno, made.end_col_offset = func.end_lineno, func.end_col_offset
+        func._gradguard_attribute = made  # type: ignore[attr-defined]
+    return made
+
+
+def map_as_comprehension(call: ast.Call) -> ast.ListComp | None:
+    """``map(f, xs, ys)`` as the list ``[f(x, y) for x, y in zip(xs, ys)]`` it yields, made
+    of the call's own nodes (made once a call: a summary knows code by its nodes)."""
+    made = getattr(call, "_gradguard_map", None)
+    if isinstance(made, ast.ListComp):
+        return made
+    if len(call.args) < 2 or call.keywords or \
+            any(isinstance(arg, ast.Starred) for arg in call.args):
+        return None
+    function, *iterables = call.args
+    names = [f"_gradguard_item{i}" for i in range(len(iterables))]
+    target: ast.expr = ast.Name(names[0], ast.Store())
+    source = iterables[0]
+    if len(iterables) > 1:
+        target = ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())
+        source = ast.Call(ast.Name("zip", ast.Load()), list(iterables), [])
+    element = ast.Call(function, [ast.Name(n, ast.Load()) for n in names], [])
+    made = ast.ListComp(element, [ast.comprehension(target, source, [], 0)])
+    for node in ast.walk(made):
+        if not hasattr(node, "lineno") and isinstance(node, (ast.expr, ast.stmt)):
+            ast.copy_location(node, call)
+            node.end_lineno, node.end_col_offset = call.end_lineno, call.end_col_offset
+    call._gradguard_map = made  # type: ignore[attr-defined]
+    return made
+
+
 class _Given:
     """A call's own values, handed to ``Calls._frame`` as a summary's run hands it its
     placeholders."""
@@ -387,7 +428,7 @@ class Calls:
     # -- calls ------------------------------------------------------------------------
 
     def eval_call(self, call: ast.Call, frame: Frame) -> Value:
-        func = call.func
+        func = named_attribute(call.func)
         piece = frame.piece
         if isinstance(func, ast.Attribute):
             owner = self.expressions.eval(func.value, frame)
@@ -396,6 +437,13 @@ class Calls:
                 callee = attrs[func.attr]  # self.relu(x): a module held by self
             elif owner.kind != "function":
                 return self.call_method(owner, func.attr, call, frame)
+            elif isinstance(owner.const, ClassInfo) and func.attr in owner.const.methods:
+                # ``Ops.scale_(x)``: a function of the class, given the class itself when
+                # it is a classmethod, nothing when static, else its arguments as they are.
+                method = owner.const.methods[func.attr]
+                args, kwargs = self.arguments(call, frame)
+                bound = owner if "classmethod" in decorator_names(method.node) else None
+                return self.call_function(method, args, kwargs, bound, (piece, call))
             else:
                 callee = self.expressions.attribute_of(owner, func, frame)
         else:
@@ -440,14 +488,22 @@ class Calls:
 
     def call_named(self, name: str, call: ast.Call, frame: Frame) -> Value:
         """A call of a dotted name: a class or function of the project, or a torch API."""
-        args, kwargs = self.arguments(call, frame)
         definition = frame.program.definition(name, self.state.run.reads)
+        if name == "map" and definition is None and (mapped := map_as_comprehension(call)):
+            return self.expressions.eval(mapped, frame)
+        args, kwargs = self.arguments(call, frame)
         if isinstance(definition, ClassInfo):
             return self.instantiate(definition, (frame.piece, call), args, kwargs)
         if isinstance(definition, FunctionInfo):
             return self.call_function(definition, args, kwargs, None, (frame.piece, call))
         if name == "super":
             return Value("function", name="super")
+        if name == "next" and args and args[0].kind == "list":
+            # The first item (a generator's first value), or any one when not known.
+            return args[0].items[0] if args[0].items else \
+                self.expressions.element_of(args[0])
+        if name == "iter" and len(args) == 1:
+            return args[0]
         if name in SMALL_BUILTINS:
             if name == "range":
                 return self.small_range(args)
@@ -630,7 +686,9 @@ class Calls:
         inplace = self.torch_api.flag(effect.inplace_flag, call, [owner, *args], kwargs)
         effect = effect.with_inplace(inplace is True)
         operands = [owner] + [a for a in args if is_tensorish(a)]
-        plan = self.plans.method_plan(call, name, owner, frame) if effect.writes else None
+        # A method looked up by ``getattr`` has no receiver in the text to rewrite.
+        plan = self.plans.method_plan(call, name, owner, frame) \
+            if effect.writes and isinstance(call.func, ast.Attribute) else None
         with self.state.fixing(plan):
             return run.autograd.apply(effect, piece, call, label, operands,
                                       place=run.place)
