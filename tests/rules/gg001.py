@@ -1175,3 +1175,88 @@ VALID += [
         (y + z).sum().backward()
     """),
 ]
+
+# The layer chosen by a configuration object, or returned by a property.
+INVALID += [
+    case("GG001: the layer class held by a SimpleNamespace config", """
+        import types
+        import torch
+        import torch.nn as nn
+
+        config = types.SimpleNamespace(act=nn.Sigmoid)
+        act = config.act()
+        x = torch.randn(4, requires_grad=True)
+        y = act(x * 2)
+        y.mul_(2)  # expect: GG001
+        y.sum().backward()
+    """),
+    case("GG001: the layer class a dataclass config holds by default", """
+        import dataclasses
+        import torch
+        import torch.nn as nn
+
+        @dataclasses.dataclass
+        class Config:
+            act: type = nn.Sigmoid
+            width: int = 4
+
+        act = Config().act()
+        x = torch.randn(4, requires_grad=True)
+        y = act(x * 2)
+        y.mul_(2)  # expect: GG001
+        y.sum().backward()
+    """),
+    case("GG001: the layer class given to a dataclass config's constructor", """
+        import dataclasses
+        import torch
+        import torch.nn as nn
+
+        @dataclasses.dataclass
+        class Config:
+            act: type = nn.ReLU
+
+        act = Config(nn.Sigmoid).act()
+        x = torch.randn(4, requires_grad=True)
+        y = act(x * 2)
+        y.mul_(2)  # expect: GG001
+        y.sum().backward()
+    """),
+    case("GG001: a layer returned by a property and called", """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self._act = nn.Sigmoid()
+
+            @property
+            def act(self):
+                return self._act
+
+            def forward(self, x):
+                y = self.act(x * 2)
+                y.mul_(2)  # expect: GG001
+                return y
+
+        Net()(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+]
+
+VALID += [
+    case("GG001: the dataclass config's default replaced by a layer that keeps nothing", """
+        import dataclasses
+        import torch
+        import torch.nn as nn
+
+        @dataclasses.dataclass
+        class Config:
+            act: type = nn.Sigmoid
+
+        act = Config(act=nn.Identity).act()
+        x = torch.randn(4, requires_grad=True)
+        y = act(x * 2)
+        y.mul_(2)
+        y.sum().backward()
+    """),
+]

@@ -63,6 +63,8 @@ class ClassInfo:
     bases: tuple[str, ...]  # qualified through the module's imports
     methods: dict[str, FunctionInfo] = field(default_factory=dict)
     staticmethods: frozenset[str] = frozenset()
+    # The piece holding the class statement (its class-level assignments are read there).
+    piece: Piece | None = None
 
 
 Definition = ClassInfo | FunctionInfo
@@ -337,7 +339,7 @@ def build_program(
         if index.class_name is not None and isinstance(statement, ast.ClassDef):
             info = ClassInfo(index.class_name, statement, path,
                              tuple(qualify(base, aliases) for base in index.bases),
-                             staticmethods=index.staticmethods)
+                             staticmethods=index.staticmethods, piece=piece)
             info.methods = {name: FunctionInfo(node, pieces.get(node, piece), path)
                             for name, node in index.methods}
             program.classes[info.name] = info

@@ -25,6 +25,7 @@ from gradguard.analysis.interpreter.state import (
 )
 from gradguard.analysis.interpreter.statements import Statements
 from gradguard.analysis.interpreter.torch_api import TorchApi, parameter_storages
+from gradguard.analysis.names import dotted_name
 from gradguard.analysis.program import ClassInfo, FunctionInfo, decorator_names
 from gradguard.analysis.reach import demote_unreached
 from gradguard.analysis.summaries import Context, Run, Summary, context_of, replay
@@ -45,6 +46,7 @@ MODULE_RETURNS_SELF = {"train", "eval", "to", "cuda", "cpu", "float", "double", 
 # The longest ``range(n)`` whose numbers are told apart: a loop over it is unrolled, and
 # runs no more often than the two rounds any other loop gets.
 MAX_RANGE = 2
+NAMESPACES = ("types.SimpleNamespace", "argparse.Namespace")
 SMALL_BUILTINS = ("range", "len", "int", "max", "min", "sum", "round", "abs")
 # The attribute a name computed at run time stands for (``setattr(self, f"conv{i}", m)``).
 ANY_ATTR = "<any>"
@@ -201,10 +203,41 @@ class Calls:
                                                    None if site is None else site[1]),
                          attrs={},
                          params=params)
+        dataclass = any((dotted_name(d.func if isinstance(d, ast.Call) else d) or "")
+                        .endswith("dataclass") for d in info.node.decorator_list)
+        if dataclass or not info.bases:
+            self._class_fields(info, instance, args, kwargs, dataclass)
         found = self.state.program_at(info.path).method(info, "__init__", run.reads)
         if found is not None:
             self.call_function(found[1], args, kwargs, instance, site)
         return instance
+
+    def _class_fields(self, info: ClassInfo, instance: Value, args: list[Value],
+                      kwargs: dict[str, Value], dataclass: bool) -> None:
+        """A plain class's (or a dataclass's) class-level values, which its instances
+        read as attributes (``Config().act``), and a dataclass's fields given to its
+        constructor. Not a torch module's: its class attributes are flags for the
+        libraries that load it, which a value known here would only decide wrongly."""
+        if info.piece is None or instance.attrs is None:
+            return
+        frame = Frame({}, info.piece, self.state.program_at(info.path))
+        fields = []
+        for statement in info.node.body:
+            target: ast.expr | None = None
+            value: ast.expr | None = None
+            if isinstance(statement, ast.AnnAssign):
+                target, value = statement.target, statement.value
+            elif isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+                target, value = statement.targets[0], statement.value
+            if not isinstance(target, ast.Name):
+                continue
+            fields.append(target.id)
+            if value is not None:
+                instance.attrs[target.id] = self.expressions.eval(value, frame)
+        if dataclass and "__init__" not in info.methods:
+            given = dict(zip(fields, args, strict=False))
+            given.update((name, kwargs[name]) for name in fields if name in kwargs)
+            instance.attrs.update(given)
 
     # -- user functions, through summaries ----------------------------------------------
 
@@ -498,6 +531,10 @@ class Calls:
             return self.call_function(definition, args, kwargs, None, (frame.piece, call))
         if name == "super":
             return Value("function", name="super")
+        if name in NAMESPACES and not args:
+            # An object whose attributes are the keywords it is given.
+            return Value("module", spec=UserModule(frame.program.path, name, call),
+                         attrs=dict(kwargs))
         if name == "next" and args and args[0].kind == "list":
             # The first item (a generator's first value), or any one when not known.
             return args[0].items[0] if args[0].items else \
@@ -703,8 +740,18 @@ class Calls:
                 self.state.program_at(info.path).method(info, name, self.state.run.reads)
             if found is not None:
                 owner_info, method = found
+                site = (frame.piece, call)
+                if "property" in decorator_names(method.node):
+                    # ``self.proj(x)`` where ``proj`` is a property: call what it returns.
+                    held = self.call_function(method, [], {}, owner, site)
+                    if held.kind == "module":
+                        return self.call_module(held, args, frame.piece, call,
+                                                text_of(frame.piece, call.func))
+                    if held.kind == "function" and isinstance(held.const, FunctionInfo):
+                        return self.call_function(held.const, args, kwargs, None, site)
+                    return unknown()
                 bound = None if name in owner_info.staticmethods else owner
-                return self.call_function(method, args, kwargs, bound, (frame.piece, call))
+                return self.call_function(method, args, kwargs, bound, site)
         if name == "parameters":
             storages = tuple(parameter_storages(owner))
             parameter = Value("tensor", storages, True)
