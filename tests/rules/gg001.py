@@ -1260,3 +1260,24 @@ VALID += [
         y.sum().backward()
     """),
 ]
+
+INVALID += [
+    case("GG001: functools.partial of an in-place method, called", """
+        import functools
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        functools.partial(y.mul_)(2)  # expect: GG001
+        y.sum().backward()
+    """),
+    case("GG001: functools.partial of an in-place layer class, called", """
+        from functools import partial
+        import torch
+        import torch.nn as nn
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        act = partial(nn.ReLU, inplace=True)()
+        act(y)  # expect: GG001
+        y.sum().backward()
+    """),
+]

@@ -103,6 +103,21 @@ def free_names(node: ast.AST) -> tuple[str, ...]:
     return tuple(name for name in read if name not in bound)
 
 
+def partial_applied(call: ast.Call) -> ast.Call:
+    """``functools.partial(f, a, k=v)(b)`` as the ``f(a, b, k=v)`` it makes (made once a
+    node: a summary knows code by its nodes)."""
+    made = getattr(call, "_gradguard_partial", None)
+    if isinstance(made, ast.Call):
+        return made
+    inner = call.func
+    assert isinstance(inner, ast.Call)
+    made = ast.copy_location(ast.Call(inner.args[0], inner.args[1:] + call.args,
+                                      inner.keywords + call.keywords), call)
+    made.end_lineno, made.end_col_offset = call.end_lineno, call.end_col_offset
+    call._gradguard_partial = made  # type: ignore[attr-defined]
+    return made
+
+
 def named_attribute(func: ast.expr) -> ast.expr:
     """``getattr(x, "name")`` called, as the ``x.name`` it looks up (made once a node)."""
     if not (isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and
@@ -461,6 +476,10 @@ class Calls:
     # -- calls ------------------------------------------------------------------------
 
     def eval_call(self, call: ast.Call, frame: Frame) -> Value:
+        if isinstance(call.func, ast.Call) and call.func.args and \
+                frame.program.qualify(call.func.func, self.state.run.reads) == \
+                "functools.partial":
+            call = partial_applied(call)
         func = named_attribute(call.func)
         piece = frame.piece
         if isinstance(func, ast.Attribute):
