@@ -50,30 +50,6 @@ INVALID = [
 ]
 
 VALID = [
-    case("GG005: a method run on its own after forward does not see forward's saves, "
-         "also on a weight that may be an unknown lazy parameter", """
-        import torch
-        import torch.nn as nn
-
-        class TypedLinear(nn.Module):
-            def __init__(self, in_features, num_types):
-                super().__init__()
-                if in_features == -1:
-                    self.weight = nn.parameter.UninitializedParameter()
-                else:
-                    self.weight = nn.Parameter(torch.randn(num_types, in_features, 3))
-
-            def forward(self, x, type_ptr):
-                out = x.new_empty(x.size(0), 3)
-                for i, (start, end) in enumerate(zip(type_ptr[:-1], type_ptr[1:])):
-                    out[start:end] = x[start:end] @ self.weight[i]
-                return out
-
-            def reset_parameters(self):
-                nn.init.uniform_(self.weight.data, -1, 1)
-
-        TypedLinear(4, 2)(torch.randn(4, 4), torch.tensor([0, 2, 4])).sum().backward()
-    """),
     case("GG005: a manual SGD step through .data after backward", """
         import torch
 

@@ -1,0 +1,163 @@
+"""Code written one step differently, found as the code it stands for: a lambda over the
+layer it closes over, a staticmethod or classmethod called on its class, a property that
+returns a layer, ``functools.partial`` of an in-place method, a dataclass config, and a
+class root's later method on a weight that may be a lazy parameter.
+
+These are specifications of the analysis only. They are not rule cases, whose files also
+drive the fixes and the probe: ``check`` finds these hazards but has no fix for a write
+inside a staticmethod, classmethod or partial yet, and the probe's report of a lambda's
+or property's lines differs from the marks (both noted for issue 28).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gradguard.analysis.analyze import analyze_source
+
+from rulecases import Case, case
+
+INVALID: list[Case] = [
+    case("GG001: a lambda reads the layer it closes over", """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = nn.Sigmoid()
+
+            def forward(self, x):
+                gate = lambda t: self.act(t)  # noqa: E731
+                y = gate(x * 2)
+                y.mul_(2)  # expect: GG001
+                return y
+
+        Net()(torch.randn(2, 4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: a staticmethod called on its class writes its argument", """
+        import torch
+
+        class Ops:
+            @staticmethod
+            def scale_(*args):
+                tensor, *rest = args
+                return tensor.mul_(*rest)  # expect: GG001
+
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        Ops.scale_(y, 2)
+        y.sum().backward()
+    """),
+    case("GG001: a classmethod gets its class first, then the tensor it writes", """
+        import torch
+
+        class Ops:
+            @classmethod
+            def scale_(cls, tensor, factor):
+                return getattr(tensor, "mul_")(factor)  # expect: GG001
+
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        Ops.scale_(y, 2)
+        y.sum().backward()
+    """),
+    case("GG001: a layer returned by a property and called", """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self._act = nn.Sigmoid()
+
+            @property
+            def act(self):
+                return self._act
+
+            def forward(self, x):
+                y = self.act(x * 2)
+                y.mul_(2)  # expect: GG001
+                return y
+
+        Net()(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: functools.partial of an in-place method, called", """
+        import functools
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        functools.partial(y.mul_)(2)  # expect: GG001
+        y.sum().backward()
+    """),
+]
+
+VALID: list[Case] = [
+    case("GG001: a lambda that clones before the write keeps the saved output", """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = nn.Sigmoid()
+
+            def forward(self, x):
+                gate = lambda t: self.act(t).clone()  # noqa: E731
+                y = gate(x * 2)
+                y.mul_(2)
+                return y
+
+        Net()(torch.randn(2, 4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: the dataclass config's default replaced by a layer that keeps nothing", """
+        import dataclasses
+        import torch
+        import torch.nn as nn
+
+        @dataclasses.dataclass
+        class Config:
+            act: type = nn.Sigmoid
+
+        act = Config(act=nn.Identity).act()
+        x = torch.randn(4, requires_grad=True)
+        y = act(x * 2)
+        y.mul_(2)
+        y.sum().backward()
+    """),
+    case("GG005: a method run on its own after forward does not see forward's saves, "
+         "also on a weight that may be an unknown lazy parameter", """
+        import torch
+        import torch.nn as nn
+
+        class TypedLinear(nn.Module):
+            def __init__(self, in_features, num_types):
+                super().__init__()
+                if in_features == -1:
+                    self.weight = nn.parameter.UninitializedParameter()
+                else:
+                    self.weight = nn.Parameter(torch.randn(num_types, in_features, 3))
+
+            def forward(self, x, type_ptr):
+                out = x.new_empty(x.size(0), 3)
+                for i, (start, end) in enumerate(zip(type_ptr[:-1], type_ptr[1:])):
+                    out[start:end] = x[start:end] @ self.weight[i]
+                return out
+
+            def reset_parameters(self):
+                nn.init.uniform_(self.weight.data, -1, 1)
+
+        TypedLinear(4, 2)(torch.randn(4, 4), torch.tensor([0, 2, 4])).sum().backward()
+    """),
+]
+
+
+@pytest.mark.parametrize("case", INVALID, ids=lambda c: c.name)
+def test_flags_exactly_the_marked_lines(case: Case) -> None:
+    hazards = analyze_source(case.source)
+    assert {(h.span.line, h.code) for h in hazards} == case.expected
+
+
+@pytest.mark.parametrize("case", VALID, ids=lambda c: c.name)
+def test_stays_silent_on_safe_code(case: Case) -> None:
+    assert analyze_source(case.source) == []
