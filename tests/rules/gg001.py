@@ -1177,3 +1177,44 @@ INVALID += [
         y.sum().backward()
     """),
 ]
+
+# Keywords passed on as a dict: ``f(**config)`` and a ``**kwargs`` parameter.
+INVALID += [
+    case("GG001: an inplace flag given through **config", """
+        import torch
+        from torch import nn
+
+        config = {"act": {"inplace": True}}
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        nn.ReLU(**config["act"])(y)  # expect: GG001
+        y.sum().backward()
+    """),
+    case("GG001: a builder passes its **kwargs on to the layer", """
+        import torch
+        from torch import nn
+
+        def build(**options):
+            return nn.ReLU(**options)
+
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        build(inplace=True)(y)  # expect: GG001
+        y.sum().backward()
+    """),
+]
+
+VALID += [
+    case("GG001: a builder whose **kwargs turn the inplace flag off", """
+        import torch
+        from torch import nn
+
+        def build(**options):
+            return nn.ReLU(**options)
+
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        build(inplace=False)(y)
+        y.sum().backward()
+    """),
+]

@@ -103,6 +103,15 @@ def free_names(node: ast.AST) -> tuple[str, ...]:
     return tuple(name for name in read if name not in bound)
 
 
+def keywords_mapping(keywords: dict[str, Value]) -> Value:
+    """The dict a ``**kwargs`` parameter receives: its items known by key."""
+    values = list(keywords.values())
+    # Iterated, its items are any one of them: known only when there is one.
+    pair = Value("list", items=[constant(UNKNOWN_STR),
+                                values[0] if len(values) == 1 else unknown()])
+    return Value("list", name=MAPPING, element=pair, attrs=dict(keywords))
+
+
 def partial_applied(call: ast.Call) -> ast.Call:
     """``functools.partial(f, a, k=v)(b)`` as the ``f(a, b, k=v)`` it makes (made once a
     node: a summary knows code by its nodes)."""
@@ -399,6 +408,12 @@ class Calls:
         if spec.vararg is not None:
             inputs.append(Value("list", items=positional))
             fills.append(None)
+        named = {param.arg for param in params} | {param.arg for param in spec.kwonlyargs}
+        extra = {name: value for name, value in kwargs.items() if name not in named}
+        if spec.kwarg is not None:
+            # ``**kwargs``: the keywords no parameter took, by name (None: not known).
+            inputs.append(keywords_mapping(extra) if extra else None)
+            fills.append(None if extra else _UNKNOWN)
         return inputs, tuple(fills)
 
     def _summarise(self, function: FunctionInfo, context: Context,
@@ -467,7 +482,8 @@ class Calls:
         if spec.vararg is not None:
             frame.env[spec.vararg.arg] = run.input(len(named) + 1) or Value("list")
         if spec.kwarg is not None:
-            frame.env[spec.kwarg.arg] = unknown()
+            at = len(named) + 1 + (spec.vararg is not None)
+            frame.env[spec.kwarg.arg] = run.input(at) or unknown()
         for position, fill in enumerate(fills):
             if fill is not None and fill.startswith(_GLOBAL):
                 frame.env[fill.removeprefix(_GLOBAL)] = run.input(position + 1) or unknown()
@@ -536,6 +552,8 @@ class Calls:
             value = self.expressions.eval(keyword.value, frame)
             if keyword.arg is not None:
                 kwargs[keyword.arg] = value
+            elif value.kind == "list" and value.name == MAPPING and value.attrs is not None:
+                kwargs.update(value.attrs)  # ``**config``: a dict of known keys
         return args, kwargs
 
     def call_named(self, name: str, call: ast.Call, frame: Frame) -> Value:
