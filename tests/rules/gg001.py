@@ -1218,3 +1218,70 @@ VALID += [
         y.sum().backward()
     """),
 ]
+
+# super(): the base class's method, run on the same instance.
+INVALID += [
+    case("GG001: a subclass's forward calls its base's through super()", """
+        import torch
+        import torch.nn as nn
+
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = nn.Sigmoid()
+
+            def forward(self, x):
+                return self.act(x)
+
+        class Block(Base):
+            def forward(self, x):
+                return super().forward(x)
+
+        block = Block()
+        x = torch.randn(4, requires_grad=True)
+        y = block(x * 2)
+        y.mul_(2)  # expect: GG001
+        y.sum().backward()
+    """),
+    case("GG001: a layer the base's __init__ builds, reached through super().__init__", """
+        import torch
+        import torch.nn as nn
+
+        class Base(nn.Module):
+            def __init__(self, inplace):
+                super().__init__()
+                self.act = nn.ReLU(inplace=inplace)
+
+        class Block(Base):
+            def __init__(self):
+                super().__init__(inplace=True)
+                self.gate = nn.Sigmoid()
+
+            def forward(self, x):
+                return self.act(self.gate(x))  # expect: GG001
+
+        Block()(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+]
+
+VALID += [
+    case("GG001: the base's __init__ given inplace=False through super()", """
+        import torch
+        import torch.nn as nn
+
+        class Base(nn.Module):
+            def __init__(self, inplace):
+                super().__init__()
+                self.act = nn.ReLU(inplace=inplace)
+
+        class Block(Base):
+            def __init__(self):
+                super().__init__(inplace=False)
+                self.gate = nn.Sigmoid()
+
+            def forward(self, x):
+                return self.act(self.gate(x))
+
+        Block()(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+]

@@ -112,6 +112,11 @@ def keywords_mapping(keywords: dict[str, Value]) -> Value:
     return Value("list", name=MAPPING, element=pair, attrs=dict(keywords))
 
 
+def is_super(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+        node.func.id == "super"
+
+
 def partial_applied(call: ast.Call) -> ast.Call:
     """``functools.partial(f, a, k=v)(b)`` as the ``f(a, b, k=v)`` it makes (made once a
     node: a summary knows code by its nodes)."""
@@ -498,6 +503,11 @@ class Calls:
             call = partial_applied(call)
         func = named_attribute(call.func)
         piece = frame.piece
+        if isinstance(func, ast.Attribute) and is_super(func.value) and \
+                frame.self_value is not None and \
+                (method := self.super_method(frame, func.attr)) is not None:
+            args, kwargs = self.arguments(call, frame)
+            return self.call_function(method, args, kwargs, frame.self_value, (piece, call))
         if isinstance(func, ast.Attribute):
             owner = self.expressions.eval(func.value, frame)
             attrs = owner.attrs or {}
@@ -534,6 +544,27 @@ class Calls:
             args, kwargs = self.arguments(call, frame)
             return self.instantiate(const, (piece, call), args, kwargs)
         return self.call_named(callee.name, call, frame)
+
+    def super_method(self, frame: Frame, name: str) -> FunctionInfo | None:
+        """``super().name``: the method of that name a base of the class whose method is
+        running defines, when the bases are the project's."""
+        if not self.state.stack:
+            return None
+        running = self.state.stack[-1]
+        reads = self.state.run.reads
+        program = frame.program
+        for info in program.classes.values():
+            if not any(method.node is running for method in info.methods.values()):
+                continue
+            for base in info.bases:
+                base_info = program.base_class(info, base, reads)
+                if base_info is None:
+                    continue
+                found = self.state.program_at(base_info.path).method(base_info, name, reads)
+                if found is not None:
+                    return found[1]
+            return None
+        return None
 
     def arguments(self, call: ast.Call,
                   frame: Frame) -> tuple[list[Value], dict[str, Value]]:
