@@ -1,12 +1,14 @@
 """Code written one step differently, found as the code it stands for: a lambda over the
 layer it closes over, a staticmethod or classmethod called on its class, a property that
-returns a layer, ``functools.partial`` of an in-place method, a dataclass config, and a
-class root's later method on a weight that may be a lazy parameter.
+returns a layer, ``functools.partial`` of an in-place method, a dataclass config, a
+class root's later method on a weight that may be a lazy parameter, and a layer a base
+class builds in the ``__init__`` a subclass reaches through ``super()``.
 
 These are specifications of the analysis only. They are not rule cases, whose files also
 drive the fixes and the probe: ``check`` finds these hazards but has no fix for a write
 inside a staticmethod, classmethod or partial yet, and the probe's report of a lambda's
-or property's lines differs from the marks (both noted for issue 28).
+or property's lines differs from the marks, and its automatic form cannot build a base
+class whose ``__init__`` needs arguments (noted for issue 28).
 """
 
 from __future__ import annotations
@@ -89,6 +91,44 @@ INVALID: list[Case] = [
         y = torch.sigmoid(x)
         functools.partial(y.mul_)(2)  # expect: GG001
         y.sum().backward()
+    """),
+    case("GG001: a layer the base's __init__ builds, reached through super().__init__", """
+        import torch
+        import torch.nn as nn
+
+        class Base(nn.Module):
+            def __init__(self, inplace):
+                super().__init__()
+                self.act = nn.ReLU(inplace=inplace)
+
+        class Block(Base):
+            def __init__(self):
+                super().__init__(inplace=True)
+                self.gate = nn.Sigmoid()
+
+            def forward(self, x):
+                return self.act(self.gate(x))  # expect: GG001
+
+        Block()(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: the base's __init__ given inplace=False through super()", """
+        import torch
+        import torch.nn as nn
+
+        class Base(nn.Module):
+            def __init__(self, inplace):
+                super().__init__()
+                self.act = nn.ReLU(inplace=inplace)
+
+        class Block(Base):
+            def __init__(self):
+                super().__init__(inplace=False)
+                self.gate = nn.Sigmoid()
+
+            def forward(self, x):
+                return self.act(self.gate(x))
+
+        Block()(torch.randn(4, requires_grad=True)).sum().backward()
     """),
 ]
 

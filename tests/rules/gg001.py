@@ -1243,45 +1243,4 @@ INVALID += [
         y.mul_(2)  # expect: GG001
         y.sum().backward()
     """),
-    case("GG001: a layer the base's __init__ builds, reached through super().__init__", """
-        import torch
-        import torch.nn as nn
-
-        class Base(nn.Module):
-            def __init__(self, inplace):
-                super().__init__()
-                self.act = nn.ReLU(inplace=inplace)
-
-        class Block(Base):
-            def __init__(self):
-                super().__init__(inplace=True)
-                self.gate = nn.Sigmoid()
-
-            def forward(self, x):
-                return self.act(self.gate(x))  # expect: GG001
-
-        Block()(torch.randn(4, requires_grad=True)).sum().backward()
-    """),
-]
-
-VALID += [
-    case("GG001: the base's __init__ given inplace=False through super()", """
-        import torch
-        import torch.nn as nn
-
-        class Base(nn.Module):
-            def __init__(self, inplace):
-                super().__init__()
-                self.act = nn.ReLU(inplace=inplace)
-
-        class Block(Base):
-            def __init__(self):
-                super().__init__(inplace=False)
-                self.gate = nn.Sigmoid()
-
-            def forward(self, x):
-                return self.act(self.gate(x))
-
-        Block()(torch.randn(4, requires_grad=True)).sum().backward()
-    """),
 ]
