@@ -1,6 +1,7 @@
 """Code written one step differently, found as the code it stands for: a lambda over the
 layer it closes over, a staticmethod or classmethod called on its class, a property that
-returns a layer, ``functools.partial`` of an in-place method, a dataclass config, a
+returns a layer, ``functools.partial`` of an in-place method or a layer class (kept in a
+variable, as timm's ``act_layer``), a dataclass config, a
 class root's later method on a weight that may be a lazy parameter, and a layer a base
 class builds in the ``__init__`` a subclass reaches through ``super()``.
 
@@ -129,6 +130,59 @@ INVALID: list[Case] = [
                 return self.act(self.gate(x))
 
         Block()(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: a layer class bound with its inplace flag by functools.partial", """
+        import functools
+        import torch
+        import torch.nn as nn
+
+        act_layer = functools.partial(nn.ReLU, inplace=True)
+
+        class Block(nn.Module):
+            def __init__(self, act=act_layer):
+                super().__init__()
+                self.gate = nn.Sigmoid()
+                self.act = act()
+
+            def forward(self, x):
+                return self.act(self.gate(x))  # expect: GG001
+
+        Block()(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: a stored partial of a project function that writes its argument", """
+        from functools import partial
+        import torch
+
+        def scale_(t, factor):
+            return t.mul_(factor)  # expect: GG001
+
+        double_ = partial(scale_, factor=2)
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        double_(y)
+        y.sum().backward()
+    """),
+    case("GG001: a stored partial of an in-place layer after an op that saves nothing", """
+        from functools import partial
+        import torch
+        import torch.nn as nn
+
+        act_layer = partial(nn.ReLU, inplace=True)
+        x = torch.randn(4, requires_grad=True)
+        y = x + 1
+        act_layer()(y)
+        y.sum().backward()
+    """),
+    case("GG001: a stored partial that turns the inplace flag off", """
+        from functools import partial
+        import torch
+        import torch.nn as nn
+
+        act_layer = partial(nn.ReLU, inplace=False)
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        act_layer()(y)
+        y.sum().backward()
     """),
 ]
 

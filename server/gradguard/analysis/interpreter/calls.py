@@ -132,6 +132,18 @@ def partial_applied(call: ast.Call) -> ast.Call:
     return made
 
 
+def partial_of(func: Value, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """``functools.partial(func, *args, **kwargs)``: a function value that holds the
+    arguments it was given (``items`` and ``attrs``, which no other function value has)."""
+    if func.kind != "function":
+        return unknown()
+    if func.items is not None:  # a partial of a partial
+        args = [*func.items, *args]
+        kwargs = {**(func.attrs or {}), **kwargs}
+    return Value("function", const=func.const, name=func.name, items=args,
+                 attrs=dict(kwargs))
+
+
 def named_attribute(func: ast.expr) -> ast.expr:
     """``getattr(x, "name")`` called, as the ``x.name`` it looks up (made once a node)."""
     if not (isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and
@@ -291,7 +303,10 @@ class Calls:
             # The globals it reads, as the script has bound them so far: inputs too.
             for name in free_names(node):
                 value = script.env.get(name)
-                if value is not None and value.kind != "function":
+                # A def or class of the file is found by its name; a name bound to a
+                # torch class or a partial (``act_layer = partial(nn.ReLU, ...)``) is not.
+                if value is not None and (value.kind != "function" or value.const is None
+                                          or value.items is not None):
                     inputs.append(value)
                     fills += (f"{_GLOBAL}{name}",)
         if isinstance(function.scope, Frame):
@@ -475,13 +490,17 @@ class Calls:
             params, defaults = params[1:], defaults[1:]
         named = list(zip(params, defaults, strict=True)) + \
             list(zip(spec.kwonlyargs, spec.kw_defaults, strict=True))
-        empty = Frame({}, function.piece, program)
+        # Defaults are read where the function was defined: the globals it was given.
+        outside = Frame({fill.removeprefix(_GLOBAL): run.input(position + 1) or unknown()
+                         for position, fill in enumerate(fills)
+                         if fill is not None and fill.startswith(_GLOBAL)},
+                        function.piece, program)
         for position, ((param, default), fill) in enumerate(zip(named, fills, strict=False)):
             given = run.input(position + 1)
             if given is not None:
                 frame.env[param.arg] = given
             elif fill == _DEFAULT and default is not None:
-                frame.env[param.arg] = self.expressions.eval(default, empty)
+                frame.env[param.arg] = self.expressions.eval(default, outside)
             else:
                 frame.env[param.arg] = as_annotated(param, unknown())
         if spec.vararg is not None:
@@ -489,9 +508,7 @@ class Calls:
         if spec.kwarg is not None:
             at = len(named) + 1 + (spec.vararg is not None)
             frame.env[spec.kwarg.arg] = run.input(at) or unknown()
-        for position, fill in enumerate(fills):
-            if fill is not None and fill.startswith(_GLOBAL):
-                frame.env[fill.removeprefix(_GLOBAL)] = run.input(position + 1) or unknown()
+        frame.env.update(outside.env)
         return frame
 
     # -- calls ------------------------------------------------------------------------
@@ -533,6 +550,9 @@ class Calls:
             return self.call_module(callee, args, piece, call, text_of(piece, func), first)
         if callee.kind != "function":
             return unknown()
+        if callee.items is not None:
+            args, kwargs = self.arguments(call, frame)
+            return self.call_partial(callee, call, frame, args, kwargs)
         const = callee.const
         if isinstance(const, FunctionInfo):
             args, kwargs = self.arguments(call, frame)
@@ -593,6 +613,28 @@ class Calls:
         if name == "map" and definition is None and (mapped := map_as_comprehension(call)):
             return self.expressions.eval(mapped, frame)
         args, kwargs = self.arguments(call, frame)
+        return self.call_given(name, definition, call, frame, args, kwargs)
+
+    def call_partial(self, partial: Value, call: ast.Call, frame: Frame,
+                     args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """A ``functools.partial`` object called: what it wraps, given the arguments it
+        holds before the call's own (``act_layer = partial(nn.ReLU, inplace=True)``,
+        then ``act_layer()``)."""
+        args = [*(partial.items or []), *args]
+        kwargs = {**(partial.attrs or {}), **kwargs}
+        const = partial.const
+        if isinstance(const, FunctionInfo):
+            return self.call_function(const, args, kwargs, None, (frame.piece, call))
+        definition = const if isinstance(const, ClassInfo) else None
+        if definition is None and not partial.name:
+            return unknown()
+        return self.call_given(partial.name, definition, call, frame, args, kwargs)
+
+    def call_given(self, name: str, definition: object, call: ast.Call, frame: Frame,
+                   args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """``call_named`` once the arguments are values."""
+        if name == "functools.partial" and definition is None and args:
+            return partial_of(args[0], args[1:], kwargs)
         if isinstance(definition, ClassInfo):
             return self.instantiate(definition, (frame.piece, call), args, kwargs)
         if isinstance(definition, FunctionInfo):
