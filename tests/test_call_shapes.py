@@ -1,9 +1,9 @@
 """Code written one step differently, found as the code it stands for: a lambda over the
 layer it closes over, a staticmethod or classmethod called on its class, a property that
 returns a layer, ``functools.partial`` of an in-place method or a layer class (kept in a
-variable, as timm's ``act_layer``), a dataclass config, a
-class root's later method on a weight that may be a lazy parameter, and a layer a base
-class builds in the ``__init__`` a subclass reaches through ``super()``.
+variable, as timm's ``act_layer``), a dataclass config, ``nn.ModuleDict`` looked up by
+key, a class root's later method on a weight that may be a lazy parameter, and a layer a
+base class builds in the ``__init__`` a subclass reaches through ``super()``.
 
 These are specifications of the analysis only. They are not rule cases, whose files also
 drive the fixes and the probe: ``check`` finds these hazards but has no fix for a write
@@ -183,6 +183,58 @@ INVALID: list[Case] = [
         y = torch.sigmoid(x)
         act_layer()(y)
         y.sum().backward()
+    """),
+    case("GG001: an in-place layer of a ModuleDict, called by a loop over its keys", """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.acts = nn.ModuleDict({"relu": nn.ReLU(inplace=True)})
+
+            def forward(self, x):
+                y = torch.sigmoid(x)
+                for key in self.acts:
+                    y = self.acts[key](y)  # expect: GG001
+                return y
+
+        Net()(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: a ModuleDict built empty, filled by key, run through items()", """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.acts = nn.ModuleDict()
+                self.acts["relu"] = nn.ReLU(inplace=True)
+
+            def forward(self, x):
+                y = torch.sigmoid(x)
+                for name, act in self.acts.items():
+                    y = act(y)  # expect: GG001
+                return y
+
+        Net()(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: a ModuleDict whose in-place layer follows an op that saves nothing", """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.acts = nn.ModuleDict({"relu": nn.ReLU(inplace=True), "gelu": nn.GELU()})
+
+            def forward(self, x):
+                y = x * 2
+                for key in self.acts:
+                    y = self.acts[key](y)
+                return y
+
+        Net()(torch.randn(4, requires_grad=True)).sum().backward()
     """),
 ]
 

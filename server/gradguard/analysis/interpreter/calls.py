@@ -785,6 +785,12 @@ class Calls:
         if owner.kind == "list" and owner.name == MAPPING and \
                 name not in ("items", "values", "keys", "get"):
             owner.attrs = None  # update, pop, setdefault...: its items are no longer known
+        if owner.kind == "list" and owner.name == MAPPING and owner.attrs is not None and \
+                name in ("items", "values", "keys"):
+            known = owner.attrs  # each item, in order
+            return Value("list", items=[
+                {"items": Value("list", items=[constant(key), value]), "values": value,
+                 "keys": constant(key)}[name] for key, value in known.items()])
         if owner.kind == "list" and owner.name == MAPPING and owner.element is not None and \
                 name in ("items", "values", "keys"):
             pair = owner.element
