@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 Kind = Literal["tensor", "unknown", "module", "optimizer", "list", "const", "function"]
 # "data": ``x.data``, the same storage under a version counter of its own, so that a
 # write through it goes past autograd's check (the gradients silently come out wrong).
-ViewKind = Literal["view", "multi", "leaf", "nograd", "data"]
+ViewKind = Literal["view", "multi", "leaf", "nograd", "data", "hooked"]
 
 
 @dataclass(eq=False, slots=True)

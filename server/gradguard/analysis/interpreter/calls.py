@@ -144,6 +144,27 @@ def partial_of(func: Value, args: list[Value], kwargs: dict[str, Value]) -> Valu
                  attrs=dict(kwargs))
 
 
+def returns_value(function: FunctionInfo) -> bool:
+    """Whether a function can return something other than None (a forward hook that
+    does not keeps the module's output)."""
+    return any(isinstance(node, ast.Return) and node.value is not None and
+               not (isinstance(node.value, ast.Constant) and node.value.value is None)
+               for node in ast.walk(function.node)) or \
+        any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in ast.walk(function.node))
+
+# What ``register_full_backward_hook`` adds to a layer's hooks (beside the forward hooks).
+BACKWARD_HOOK = "<full backward hook>"
+
+
+def behind_backward_hook(value: Value) -> Value:
+    """A tensor as a BackwardHookFunction hands it on: the same storage, a view that may
+    not be written in place."""
+    if not is_tensorish(value) or value.requires_grad is False:
+        return value
+    return Value("tensor", value.storages, value.requires_grad, view="hooked",
+                 history=(value,), exempt=value.exempt)
+
+
 def named_attribute(func: ast.expr) -> ast.expr:
     """``getattr(x, "name")`` called, as the ``x.name`` it looks up (made once a node)."""
     if not (isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and
@@ -651,6 +672,13 @@ class Calls:
                 self.expressions.element_of(args[0])
         if name == "iter" and len(args) == 1:
             return args[0]
+        if name == "sum" and args and args[0].kind == "list":
+            # ``sum(x * w for x, w in zip(xs, ws))``: a new tensor when its items are.
+            item = self.expressions.element_of(args[0])
+            if is_tensorish(item):
+                total = self.state.run.autograd.fresh(item.requires_grad)
+                total.history = (item,)
+                return total
         if name in SMALL_BUILTINS:
             if name == "range":
                 return self.small_range(args)
@@ -910,17 +938,41 @@ class Calls:
         if name == "forward":
             return self.call_module(owner, args, frame.piece, call,
                                     text_of(frame.piece, call.func))
+        if name in ("register_full_backward_hook", "register_full_backward_pre_hook"):
+            if isinstance(owner.spec, NnModule):
+                owner.spec.hooks = owner.spec.hooks + (BACKWARD_HOOK,)
+            elif isinstance(owner.spec, UserModule) and owner.attrs is not None:
+                owner.attrs[BACKWARD_HOOK] = constant(True)
+            return unknown()
         if name == "register_forward_hook" and args and isinstance(owner.spec, NnModule):
-            # A hook it cannot follow (a lambda, a bound method) may replace the output.
+            # A hook it cannot follow (a lambda, a bound method) may replace the output,
+            # unless it is a method that returns nothing (one that keeps the output).
             hook = args[0].const if isinstance(args[0].const, FunctionInfo) else None
-            owner.spec.hooks = owner.spec.hooks + (hook,)
+            callback = self.bound_method(call.args[0], frame) if call.args else None
+            if hook is not None or callback is None or returns_value(callback):
+                owner.spec.hooks = owner.spec.hooks + (hook,)
         return unknown()
+
+    def bound_method(self, expr: ast.expr, frame: Frame) -> FunctionInfo | None:
+        """The method ``self.store`` names, on an instance of a project class."""
+        if not isinstance(expr, ast.Attribute):
+            return None
+        owner = self.expressions.eval(expr.value, frame)
+        if owner.kind != "module" or not isinstance(owner.spec, UserModule) or \
+                (owner.attrs is not None and expr.attr in owner.attrs):
+            return None
+        info = class_of(self.state, owner.spec)
+        found = None if info is None else \
+            self.state.program_at(info.path).method(info, expr.attr, self.state.run.reads)
+        return None if found is None else found[1]
 
     def _hooked(self, module: Value, args: list[Value], output: Value, piece: Piece,
                 node: ast.AST) -> Value:
         """A module's output after its forward hooks ran on it."""
         assert isinstance(module.spec, NnModule)
         for hook in module.spec.hooks:
+            if hook is BACKWARD_HOOK:
+                continue
             if hook is None:
                 output = unknown()
                 continue
@@ -934,11 +986,22 @@ class Calls:
         return output
 
     def call_module(self, module: Value, args: list[Value], piece: Piece, node: ast.AST,
-                    label: str, argument: ast.expr | None = None) -> Value:
+                    label: str, argument: ast.expr | None = None,
+                    hooked: bool = False) -> Value:
         """Call a module on ``args``; ``argument`` is the caller's expression for the
         input, when the module receives it directly (to fix a write into it)."""
         run = self.state.run
         spec = module.spec
+        if not hooked and run.autograd.grad_enabled and (
+                (isinstance(spec, NnModule) and BACKWARD_HOOK in spec.hooks) or
+                (isinstance(spec, UserModule) and BACKWARD_HOOK in (module.attrs or {}))):
+            # A full backward hook runs the module between two BackwardHookFunctions:
+            # what it is given (when any of it requires grad) and what it returns are
+            # views no in-place op may write.
+            if any(is_tensorish(a) and a.requires_grad is not False for a in args):
+                args = [behind_backward_hook(a) for a in args]
+            return behind_backward_hook(self.call_module(module, args, piece, node, label,
+                                                         argument, hooked=True))
         if isinstance(spec, NnModule):
             facts = spec.facts
             if spec.identity:
