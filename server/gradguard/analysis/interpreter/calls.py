@@ -8,7 +8,7 @@ import functools
 
 from gradguard.analysis.findings import Site, better
 from gradguard.analysis.fix_plans import CloneIfUsedLater, Plan, SelectRows, is_dotted
-from gradguard.analysis.interpreter.classes import class_of, is_sequential
+from gradguard.analysis.interpreter.classes import class_of, is_autograd_function, is_sequential
 from gradguard.analysis.interpreter.expressions import Expressions
 from gradguard.analysis.interpreter.fix_planning import FixPlanning
 from gradguard.analysis.interpreter.state import (
@@ -31,11 +31,14 @@ from gradguard.analysis.reach import demote_unreached
 from gradguard.analysis.summaries import Context, Run, Summary, context_of, replay
 from gradguard.analysis.syntax import Piece
 from gradguard.analysis.values import (
+    FunctionContext,
     NnModule,
+    Save,
     Sequential,
     UnknownModule,
     UserModule,
     Value,
+    any_grad,
     constant,
     is_tensorish,
     unknown,
@@ -553,6 +556,10 @@ class Calls:
                 callee = attrs[func.attr]  # self.relu(x): a module held by self
             elif owner.kind != "function":
                 return self.call_method(owner, func.attr, call, frame)
+            elif func.attr == "apply" and isinstance(owner.const, ClassInfo) and \
+                    is_autograd_function(self.state, owner.const):
+                args, kwargs = self.arguments(call, frame)
+                return self.apply_function(owner.const, args, kwargs, piece, call)
             elif isinstance(owner.const, ClassInfo) and func.attr in owner.const.methods:
                 # ``Ops.scale_(x)``: a function of the class, given the class itself when
                 # it is a classmethod, nothing when static, else its arguments as they are.
@@ -635,6 +642,57 @@ class Calls:
             return self.expressions.eval(mapped, frame)
         args, kwargs = self.arguments(call, frame)
         return self.call_given(name, definition, call, frame, args, kwargs)
+
+    def apply_function(self, info: ClassInfo, args: list[Value], kwargs: dict[str, Value],
+                       piece: Piece, call: ast.Call) -> Value:
+        """``Fn.apply(...)`` of a custom autograd Function: its forward run with grad off
+        on a ``ctx``; then what ``ctx.save_for_backward`` kept is saved for ``Fn``'s
+        backward, an input it marked dirty was written in place, an input returned as
+        it was is a view no in-place op may write, and the outputs require grad when an
+        input does."""
+        run = self.state.run
+        autograd = run.autograd
+        reads = run.reads
+        found = self.state.program_at(info.path).method(info, "forward", reads)
+        if found is None:
+            return unknown()
+        context = FunctionContext()
+        ctx = Value("module", spec=context, attrs={})
+        inputs, fills = self._bind(found[1], [ctx, *args], kwargs, None, True)
+        out = self._inline(found[1], inputs, fills, False, (piece, call))
+        given = [a for a in [*args, *kwargs.values()] if is_tensorish(a)]
+        graph = any_grad(given) if autograd.grad_enabled else False
+        label = f"{info.name}.apply"
+        dirty = {id(s) for value in context.dirty for s in value.storages}
+        for value in context.dirty:
+            autograd.write(value, piece, call, label)
+        passed = {id(s) for value in given for s in value.storages}
+
+        def output(value: Value) -> Value:
+            if value.kind == "list" and value.items is not None:
+                return Value("list", items=[output(item) for item in value.items])
+            if not is_tensorish(value):
+                return value
+            ids = {id(s) for s in value.storages}
+            # An input returned as it was, or a view made inside: both are views autograd
+            # cannot rebase onto the Function's backward.
+            viewed = (bool(ids & passed) and not ids & dirty) or \
+                (value.view is not None and value.view != "data")
+            return Value("tensor", value.storages, graph, view="custom" if viewed else None,
+                         history=tuple(given))
+
+        result = output(out)
+        if graph is not False:
+            made = {id(s) for value in (result.items or [result]) for s in value.storages}
+            for save_piece, save_node, value in context.saved:
+                if not is_tensorish(value):
+                    continue
+                role = "output" if {id(s) for s in value.storages} & made else "input"
+                for storage in value.storages:
+                    autograd.add_save(storage, Save(
+                        save_piece, save_node, f"{info.name}.forward|{info.name}", role,
+                        "high" if graph is True else "medium", result, autograd.via))
+        return result
 
     def call_partial(self, partial: Value, call: ast.Call, frame: Frame,
                      args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -938,6 +996,12 @@ class Calls:
         if name == "forward":
             return self.call_module(owner, args, frame.piece, call,
                                     text_of(frame.piece, call.func))
+        if isinstance(owner.spec, FunctionContext):
+            if name == "save_for_backward":
+                owner.spec.saved += [(frame.piece, call, value) for value in args]
+            elif name == "mark_dirty":
+                owner.spec.dirty += args
+            return constant(None)
         if name in ("register_full_backward_hook", "register_full_backward_pre_hook"):
             if isinstance(owner.spec, NnModule):
                 owner.spec.hooks = owner.spec.hooks + (BACKWARD_HOOK,)
