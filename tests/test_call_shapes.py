@@ -2,8 +2,9 @@
 layer it closes over, a staticmethod or classmethod called on its class, a property that
 returns a layer, ``functools.partial`` of an in-place method or a layer class (kept in a
 variable, as timm's ``act_layer``), a dataclass config, ``nn.ModuleDict`` looked up by
-key, a class root's later method on a weight that may be a lazy parameter, and a layer a
-base class builds in the ``__init__`` a subclass reaches through ``super()``.
+key, ``eval()`` reaching a model's blocks, a class root's later method on a weight that
+may be a lazy parameter, and a layer a base class builds in the ``__init__`` a subclass
+reaches through ``super()``.
 
 These are specifications of the analysis only. They are not rule cases, whose files also
 drive the fixes and the probe: ``check`` finds these hazards but has no fix for a write
@@ -178,6 +179,29 @@ INVALID: list[Case] = [
 
         Net()(torch.randn(4, requires_grad=True)).sum().backward()
     """),
+    case("GG001: eval() on a model puts its blocks in eval mode, where one writes a save", """
+        import torch
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def forward(self, x):
+                if not self.training:
+                    y = x.sigmoid()
+                    y[..., 0:2] = y[..., 0:2] * 2  # expect: GG001
+                    return y
+                return x
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = Head()
+
+            def forward(self, x):
+                return self.head(x)
+
+        model = Net().eval()
+        model(torch.randn(2, 4, requires_grad=True)).sum().backward()
+    """),
 ]
 
 VALID: list[Case] = [
@@ -294,6 +318,29 @@ VALID: list[Case] = [
                 return y
 
         Net()(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: the eval-only write is not reached in training mode", """
+        import torch
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def forward(self, x):
+                if not self.training:
+                    y = x.sigmoid()
+                    y[..., 0:2] = y[..., 0:2] * 2
+                    return y
+                return x
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = Head()
+
+            def forward(self, x):
+                return self.head(x)
+
+        model = Net().train()
+        model(torch.randn(2, 4, requires_grad=True)).sum().backward()
     """),
 ]
 

@@ -973,7 +973,9 @@ class Calls:
             self.state.observe(*args[:1])
             mode = name == "train" and not (args and args[0].kind == "const" and
                                             args[0].const is False)
-            owner.attrs["training"] = constant(mode)
+            for module in submodules(owner):  # as torch sets every child's mode
+                if module.attrs is not None and isinstance(module.spec, UserModule):
+                    module.attrs["training"] = constant(mode)
             return owner
         if name in MODULE_RETURNS_SELF:
             return owner
