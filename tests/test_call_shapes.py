@@ -2,9 +2,10 @@
 layer it closes over, a staticmethod or classmethod called on its class, a property that
 returns a layer, ``functools.partial`` of an in-place method or a layer class (kept in a
 variable, as timm's ``act_layer``), a dataclass config, ``nn.ModuleDict`` looked up by
-key, ``eval()`` reaching a model's blocks, a class root's later method on a weight that
-may be a lazy parameter, and a layer a base class builds in the ``__init__`` a subclass
-reaches through ``super()``.
+key, ``eval()`` reaching a model's blocks, numbers known on both sides of a comparison
+(``i < num_layers - 1``), a class root's later method on a weight that may be a lazy
+parameter, and a layer a base class builds in the ``__init__`` a subclass reaches
+through ``super()``.
 
 These are specifications of the analysis only. They are not rule cases, whose files also
 drive the fixes and the probe: ``check`` finds these hazards but has no fix for a write
@@ -341,6 +342,26 @@ VALID: list[Case] = [
 
         model = Net().train()
         model(torch.randn(2, 4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: a layer loop whose last layer is told apart by i < num_layers - 1", """
+        import torch
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def __init__(self, dim, num_layers):
+                super().__init__()
+                self.num_layers = num_layers
+                h = [dim] * (num_layers - 1)
+                self.layers = nn.ModuleList(nn.Linear(n, k) for n, k in zip([dim] + h, h + [4]))
+
+            def forward(self, x):
+                for i, layer in enumerate(self.layers):
+                    x = nn.functional.relu(layer(x)) if i < self.num_layers - 1 else layer(x)
+                return x
+
+        boxes = Head(8, num_layers=3)(torch.randn(2, 8))
+        boxes[..., :2] += 1
+        boxes.sigmoid().sum().backward()
     """),
 ]
 
