@@ -141,6 +141,8 @@ def fix(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                            *args], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.torch
+@pytest.mark.slow
 def test_fix_on_the_project_fixes_a_hazard_in_an_imported_file_found_from_the_script(
         loss_project: Path) -> None:
     # The write in loss.py overwrites what the sigmoid saved only when something calls

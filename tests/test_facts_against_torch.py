@@ -29,6 +29,8 @@ from tools import generate_facts  # noqa: E402
 from tools.discovered_spellings import every_spelling  # noqa: E402
 from tools.spelling_specs import Case, Spelling, by_key  # noqa: E402
 
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+
 FACTS = load()
 # The hand-written spellings and those found by calling torch's whole namespace.
 SPELLINGS = every_spelling()

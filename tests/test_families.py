@@ -93,6 +93,8 @@ def outcomes() -> dict[str, dict[str, str | None]]:
     return {"plain": run_all(INVALID + VALID, "plain"), "detach": run_all(silent, "detach")}
 
 
+@pytest.mark.torch
+@pytest.mark.slow
 @pytest.mark.parametrize("case", INVALID, ids=lambda c: c.name)
 def test_marked_case_fails_in_torch(case: Case,
                                     outcomes: dict[str, dict[str, str | None]]) -> None:
@@ -107,6 +109,8 @@ def test_marked_case_fails_in_torch(case: Case,
         assert any(text in error for text in INPLACE_ERRORS), error
 
 
+@pytest.mark.torch
+@pytest.mark.slow
 @pytest.mark.parametrize("case", VALID, ids=lambda c: c.name)
 def test_unmarked_case_runs_in_torch(case: Case,
                                      outcomes: dict[str, dict[str, str | None]]) -> None:

@@ -53,6 +53,8 @@ def test_a_step_left_without_a_fix_says_where_it_belongs() -> None:
 FIXED = [c.file for c in sorted(CASES, key=lambda c: c.file) if c.kind == "positive"]
 
 
+@pytest.mark.torch
+@pytest.mark.slow
 @pytest.mark.parametrize("file", FIXED)
 def test_every_fix_applied_runs_backward_and_computes_the_same_first_loss(file: str) -> None:
     result = verified().get(file)

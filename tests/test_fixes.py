@@ -66,6 +66,8 @@ def test_every_hazard_of_a_positive_example_has_a_fix(example: Case) -> None:
     assert hazards and all(h.fix is not None for h in hazards)
 
 
+@pytest.mark.torch
+@pytest.mark.slow
 @pytest.mark.parametrize("example", FIXABLE, ids=lambda c: c.name)
 def test_fixed_code_runs_backward_and_computes_the_same_losses(
         example: Case, outcomes: dict[str, Outcome]) -> None:
@@ -87,6 +89,8 @@ def test_fixing_is_idempotent(example: Case) -> None:
     assert (twice.text, twice.fixed) == (once.text, 0)
 
 
+@pytest.mark.torch
+@pytest.mark.slow
 @pytest.mark.parametrize("example", SILENT_FIXABLE, ids=lambda c: c.name)
 def test_a_fixed_write_through_data_no_longer_reaches_the_saved_tensor(example: Case) -> None:
     pytest.importorskip("torch")
@@ -308,6 +312,8 @@ def test_a_leaf_an_unbind_piece_or_a_step_is_fixed_as_the_code_means(
     assert result.text == textwrap.dedent(fixed).lstrip("\n")
 
 
+@pytest.mark.torch
+@pytest.mark.slow
 @pytest.mark.parametrize(("example", "fixed"), REWRITES, ids=lambda c: getattr(c, "name", ""))
 def test_those_fixes_run_backward_under_torch(example: Case, fixed: str,
                                               rewritten: dict[str, Outcome]) -> None:

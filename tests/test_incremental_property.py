@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from gradguard.analysis.analyze import project_for
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.incremental import IncrementalDocument
+
+pytestmark = pytest.mark.slow
 
 MODEL = '''import torch
 import torch.nn as nn

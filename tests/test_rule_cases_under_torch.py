@@ -19,6 +19,8 @@ from rules import INVALID as RULE_INVALID
 from rules import QUIET as RULE_QUIET
 from rules import VALID as RULE_VALID
 
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+
 pytest.importorskip("torch")
 
 CASES = RULE_INVALID + RULE_VALID + RULE_QUIET

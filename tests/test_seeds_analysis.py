@@ -49,6 +49,8 @@ def test_the_fixed_seeds_are_clean(name: str) -> None:
     assert analyze_source((EXAMPLES / "fixed" / name).read_text()) == []
 
 
+@pytest.mark.torch
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["unet3plus_seed.py", "yolov5_loss_seed.py"])
 def test_removing_the_flagged_line_makes_the_seed_run(name: str, tmp_path: Path) -> None:
     pytest.importorskip("torch")

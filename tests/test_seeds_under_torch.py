@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+
 pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parent.parent

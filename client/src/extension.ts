@@ -3,7 +3,9 @@
 import * as vscode from 'vscode';
 import { fixAll } from './fixAll';
 import { Probe } from './probe';
-import { CLIENT_NAME, ServerManager, SettingsSource } from './server';
+import { CLIENT_NAME } from './clientOptions';
+import { ServerManager } from './server';
+import { SettingsSource } from './settingsSource';
 import { COMMAND_CANCEL_PROBE, COMMAND_RESTART, COMMAND_SHOW_OUTPUT, StatusBar } from './status';
 
 export const COMMAND_RUN_PROBE = 'gradguard.runProbe';

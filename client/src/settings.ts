@@ -7,23 +7,28 @@
 // answer to its `workspace/configuration` requests for the `gradguard` section.
 // Client-only keys (enable, interpreter, importStrategy, installSpec, trace) never reach it.
 
+// Every key's default, choices and range come from the settings schema
+// (server/gradguard/settings_schema.py), through the generated settingsSchema.ts.
+
+import * as schema from './settingsSchema';
+
 export const SECTION = 'gradguard';
 
-export const RULE_CODES = ['GG001', 'GG002', 'GG003', 'GG004', 'GG005'] as const;
+export const RULE_CODES = schema.RULE_CODES;
 
-export const SEVERITIES = ['error', 'warning', 'information', 'hint'] as const;
+export const SEVERITIES = schema.SEVERITIES;
 export type Severity = (typeof SEVERITIES)[number];
 
-export type Trace = 'off' | 'messages' | 'verbose';
+export type Trace = (typeof schema.TRACE_SERVER_CHOICES)[number];
 
 /** Which GradGuard runs: the copy inside the .vsix, or the one installed in the interpreter. */
-export type ImportStrategy = 'useBundled' | 'fromEnvironment';
-export const IMPORT_STRATEGIES: readonly ImportStrategy[] = ['useBundled', 'fromEnvironment'];
+export type ImportStrategy = (typeof schema.IMPORT_STRATEGY_CHOICES)[number];
+export const IMPORT_STRATEGIES: readonly ImportStrategy[] = schema.IMPORT_STRATEGY_CHOICES;
 
 /** Whose diagnostics the server computes: the open files' (Pylance's default), or every
  * Python file of the workspace (answered to `workspace/diagnostic`, shown in Problems). */
-export type DiagnosticMode = 'openFilesOnly' | 'workspace';
-export const DIAGNOSTIC_MODES: readonly DiagnosticMode[] = ['openFilesOnly', 'workspace'];
+export type DiagnosticMode = (typeof schema.DIAGNOSTIC_MODE_CHOICES)[number];
+export const DIAGNOSTIC_MODES: readonly DiagnosticMode[] = schema.DIAGNOSTIC_MODE_CHOICES;
 
 export interface ProbeSettings {
   /** Run the probe on a file each time it is saved (trusted workspaces only). */
@@ -72,22 +77,23 @@ export interface TrustChangedParams {
   trusted: boolean;
 }
 
-export const DEFAULT_PROBE_TIMEOUT = 60;
-export const MAX_PROBE_TIMEOUT = 3600;
+export const DEFAULT_PROBE_TIMEOUT = schema.DEFAULT_PROBE_TIMEOUT;
+export const MIN_PROBE_TIMEOUT = schema.MIN_PROBE_TIMEOUT;
+export const MAX_PROBE_TIMEOUT = schema.MAX_PROBE_TIMEOUT;
 
 export const DEFAULTS: GradGuardSettings = {
-  enable: true,
-  select: [],
-  ignore: [],
-  severity: {},
-  exclude: [],
-  uncertain: false,
-  diagnosticMode: 'openFilesOnly',
-  interpreter: '',
-  importStrategy: 'useBundled',
-  installSpec: 'gradguard',
-  probe: { onSave: false, timeout: DEFAULT_PROBE_TIMEOUT },
-  trace: 'off',
+  enable: schema.DEFAULT_ENABLE,
+  select: schema.DEFAULT_SELECT,
+  ignore: schema.DEFAULT_IGNORE,
+  severity: schema.DEFAULT_SEVERITY,
+  exclude: schema.DEFAULT_EXCLUDE,
+  uncertain: schema.DEFAULT_UNCERTAIN,
+  diagnosticMode: schema.DEFAULT_DIAGNOSTIC_MODE,
+  interpreter: schema.DEFAULT_INTERPRETER,
+  importStrategy: schema.DEFAULT_IMPORT_STRATEGY,
+  installSpec: schema.DEFAULT_INSTALL_SPEC,
+  probe: { onSave: schema.DEFAULT_PROBE_ON_SAVE, timeout: DEFAULT_PROBE_TIMEOUT },
+  trace: schema.DEFAULT_TRACE_SERVER,
 };
 
 /** Reads one setting by its key relative to the `gradguard` section ("probe.onSave"). */
@@ -160,6 +166,7 @@ export function readSettings(
     return value.map((glob) => glob.trim()).filter((glob) => glob !== '');
   };
   const trace = get('trace.server');
+  const traces: readonly unknown[] = schema.TRACE_SERVER_CHOICES;
   return {
     enable: bool('enable', DEFAULTS.enable),
     select: codes('select'),
@@ -175,7 +182,7 @@ export function readSettings(
       onSave: bool('probe.onSave', DEFAULTS.probe.onSave),
       timeout: readTimeout(get('probe.timeout'), problems),
     },
-    trace: trace === 'messages' || trace === 'verbose' ? trace : 'off',
+    trace: traces.includes(trace) ? (trace as Trace) : DEFAULTS.trace,
   };
 }
 
@@ -242,8 +249,10 @@ function readTimeout(value: unknown, problems: string[]): number {
   if (value === undefined || value === null) {
     return DEFAULT_PROBE_TIMEOUT;
   }
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    problems.push('gradguard.probe.timeout must be a positive number of seconds');
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < MIN_PROBE_TIMEOUT) {
+    problems.push(
+      `gradguard.probe.timeout must be a number of seconds from ${MIN_PROBE_TIMEOUT} to ${MAX_PROBE_TIMEOUT}`,
+    );
     return DEFAULT_PROBE_TIMEOUT;
   }
   return Math.min(value, MAX_PROBE_TIMEOUT);

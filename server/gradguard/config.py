@@ -29,21 +29,19 @@ problem stops them. Reading a file is cached by its modification time and size.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradguard.rules import RULES, SEVERITIES, Severity
+from gradguard.rules import Severity
+from gradguard.settings_read import read_settings
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - tomli is a dependency on Python 3.10
     import tomli as tomllib
-
-# The code of the diagnostics for blocks that do not parse; it takes a severity too.
-SYNTAX_CODE = "syntax"
-
 
 @dataclass(frozen=True)
 class Selection:
@@ -114,114 +112,23 @@ class ProjectConfig:
         return self.severity.get(code, default)
 
 
-def rule_codes(value: Any, key: str, problems: list[str]) -> frozenset[str] | None:
-    """A list of rule codes or prefixes (and ``syntax``), checked against the catalogue."""
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        problems.append(f"`{key}` must be a list of rule codes, got {value!r}")
-        return None
-    codes = {v.strip().upper() for v in value if v.strip()}
-    known = [c for c in codes if c == SYNTAX_CODE.upper()
-             or any(rule.startswith(c) for rule in RULES)]
-    for code in sorted(codes - set(known)):
-        problems.append(f"`{key}`: unknown rule code {code!r} (known: {', '.join(RULES)})")
-    return frozenset(SYNTAX_CODE if c == SYNTAX_CODE.upper() else c for c in known)
-
-
-def severities(value: Any, problems: list[str]) -> dict[str, Severity]:
-    """A table from rule code to severity, checked."""
-    if not isinstance(value, Mapping):
-        problems.append(f"`severity` must be a table from rule code to severity, got {value!r}")
-        return {}
-    chosen: dict[str, Severity] = {}
-    for code, level in value.items():
-        code = str(code).strip()
-        code = SYNTAX_CODE if code.lower() == SYNTAX_CODE else code.upper()
-        if code != SYNTAX_CODE and code not in RULES:
-            problems.append(f"`severity`: unknown rule code {code!r}")
-        elif level == "info":
-            chosen[code] = "information"
-        elif level in SEVERITIES:
-            chosen[code] = level
-        else:
-            problems.append(f"`severity.{code}`: {level!r} is not one of "
-                            f"{', '.join(SEVERITIES)}")
-    return chosen
-
-
-def _patterns(value: Any, key: str, problems: list[str]) -> tuple[str, ...] | None:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        problems.append(f"`{key}` must be a list of strings, got {value!r}")
-        return None
-    return tuple(v for v in value if v.strip())
-
-
-def _probe_table(value: Any, problems: list[str]) -> ProbeTable | None:
-    if not isinstance(value, Mapping):
-        problems.append(f"`probe` must be a table, got {value!r}")
-        return None
-    entries: tuple[str, ...] = ()
-    timeout = memory = device = on_save = None
-    for key, item in value.items():
-        if key == "entries":
-            if isinstance(item, list) and all(isinstance(e, str) for e in item):
-                entries = tuple(item)
-            else:
-                problems.append(f"`probe.entries` must be a list of strings, got {item!r}")
-        elif key == "timeout":
-            if isinstance(item, (int, float)) and not isinstance(item, bool) and item > 0:
-                timeout = float(item)
-            else:
-                problems.append(f"`probe.timeout` must be a number of seconds, got {item!r}")
-        elif key == "memory_mb":
-            if isinstance(item, int) and not isinstance(item, bool) and item >= 0:
-                memory = item
-            else:
-                problems.append(f"`probe.memory_mb` must be a whole number, got {item!r}")
-        elif key == "device":
-            if item in ("cpu", "cuda"):
-                device = item
-            else:
-                problems.append(f"`probe.device` must be cpu or cuda, got {item!r}")
-        elif key in ("on_save", "onSave", "on-save"):
-            if isinstance(item, bool):
-                on_save = item
-            else:
-                problems.append(f"`probe.{key}` must be true or false, got {item!r}")
-        else:
-            problems.append(f"unknown setting `probe.{key}`")
-    return ProbeTable(entries, timeout, memory, device, on_save)
+def _field(key: str) -> str:
+    """The field of ``ProjectConfig`` (or ``ProbeTable``) a key is held in:
+    ``debounceMs`` -> ``debounce_ms``, ``extend-exclude`` -> ``extend_exclude``."""
+    return re.sub(r"(?<=[a-z])([A-Z])", r"_\1", key).lower().replace("-", "_")
 
 
 def parse_table(table: Mapping[str, Any], path: str | None) -> ProjectConfig:
-    """A ``[tool.gradguard]`` table, checked; its problems name the file."""
+    """A ``[tool.gradguard]`` table, checked against the settings schema; its problems
+    name the file."""
     problems: list[str] = []
-    values: dict[str, Any] = {}
-    for key, value in table.items():
-        if key in ("select", "ignore"):
-            values[key] = rule_codes(value, key, problems)
-        elif key == "severity":
-            values["severity"] = severities(value, problems)
-        elif key in ("uncertain", "incremental"):
-            if isinstance(value, bool):
-                values[key] = value
-            else:
-                problems.append(f"`{key}` must be true or false, got {value!r}")
-        elif key in ("debounceMs", "debounce_ms", "debounce-ms"):
-            if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10_000:
-                values["debounce_ms"] = value
-            else:
-                problems.append(f"`{key}` must be a number of milliseconds, got {value!r}")
-        elif key in ("exclude", "extend-exclude", "include"):
-            patterns = _patterns(value, key, problems)
-            if patterns is not None:
-                values[key.replace("-", "_")] = patterns
-        elif key == "probe":
-            values["probe"] = _probe_table(value, problems)
-        else:
-            problems.append(f"unknown setting `{key}`")
+    values = read_settings(table, "pyproject", problems)
+    top = {_field(key): value for key, value in values.items() if "." not in key}
+    probe = {_field(key.partition(".")[2]): value for key, value in values.items()
+             if key.startswith("probe.")}
     origin = f"{path} [tool.gradguard]" if path else "[tool.gradguard]"
     return ProjectConfig(path, problems=tuple(f"{origin}: {p}" for p in problems),
-                         **{k: v for k, v in values.items() if v is not None})
+                         probe=ProbeTable(**probe) if probe else None, **top)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import difflib
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from inputs import SOURCES, mutated_source
 
@@ -26,6 +27,8 @@ from gradguard.cli.check import project_roots
 from gradguard.cli.fixing import fix_run
 from gradguard.cli.formats import FORMATTERS, Finding
 from gradguard.config import Selection
+
+pytestmark = pytest.mark.slow
 
 EXAMPLES = int(os.environ.get("GRADGUARD_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,

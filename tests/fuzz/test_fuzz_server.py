@@ -24,6 +24,8 @@ from hypothesis import strategies as st
 from inputs import FRAGMENTS, SEED_TEXTS, deep_line
 from stdio_client import StdioClient
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES = int(os.environ.get("GRADGUARD_FUZZ_EXAMPLES", "40")) // 2
 FUZZ = settings(max_examples=max(EXAMPLES, 1), deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,

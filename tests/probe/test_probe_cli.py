@@ -16,7 +16,8 @@ import pytest
 
 from probekit import ROOT, line_of, torch_installed, write
 
-pytestmark = pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")
+pytestmark = [pytest.mark.torch, pytest.mark.slow,
+              pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")]
 
 CHECK_KEYS = {"path", "line", "column", "end_line", "end_column", "code", "severity",
               "message", "related", "fix"}

@@ -24,7 +24,8 @@ from gradguard.probe.runner import OUTPUT_LIMIT, ProbeResult, run_probes
 
 from probekit import ROOT, line_of, torch_installed, write
 
-pytestmark = pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")
+pytestmark = [pytest.mark.torch, pytest.mark.slow,
+              pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")]
 
 TIMEOUT = 10.0  # the hang waits it out; an allocation loop must fit in it
 

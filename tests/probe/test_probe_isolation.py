@@ -24,7 +24,8 @@ from gradguard.probe.runner import ProbeResult, run_probe, run_probe_async
 
 from probekit import ROOT, line_of, probe_all, torch_installed, write
 
-pytestmark = pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")
+pytestmark = [pytest.mark.torch, pytest.mark.slow,
+              pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")]
 
 PRINTS = """
 import os, sys

@@ -17,6 +17,8 @@ torch = pytest.importorskip("torch")
 
 from gradguard.probe.tracker import shares_elements, shares_version_counter  # noqa: E402
 
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+
 
 def marked_by_hand(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Every element of ``a`` marked in a copy of the storage, then looked up from ``b``."""

@@ -33,7 +33,8 @@ from gradguard.probe.runner import ProbeResult
 from probekit import codes_and_lines, probe_all, torch_installed
 from rulecases import Case
 
-pytestmark = pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")
+pytestmark = [pytest.mark.torch, pytest.mark.slow,
+              pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")]
 
 CASES = RULE_INVALID + RULE_VALID + RULE_QUIET
 

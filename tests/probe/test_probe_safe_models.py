@@ -18,7 +18,8 @@ from gradguard.probe.runner import ProbeResult
 
 from probekit import INPLACE_ERROR, line_of, probe_all, torch_installed, write
 
-pytestmark = pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")
+pytestmark = [pytest.mark.torch, pytest.mark.slow,
+              pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")]
 
 MODELS = '''
 import torch

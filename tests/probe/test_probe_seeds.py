@@ -16,7 +16,8 @@ from gradguard.probe.runner import ProbeResult
 
 from probekit import EXAMPLES, INPLACE_ERROR, ROOT, line_of, lines_of, probe_all, torch_installed
 
-pytestmark = pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")
+pytestmark = [pytest.mark.torch, pytest.mark.slow,
+              pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")]
 
 UNET = EXAMPLES / "unet3plus_seed.py"
 YOLO = EXAMPLES / "yolov5_loss_seed.py"

@@ -23,7 +23,8 @@ from gradguard.probe.runner import ProbeResult
 
 from probekit import ROOT, probe_all, torch_installed
 
-pytestmark = pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")
+pytestmark = [pytest.mark.torch, pytest.mark.slow,
+              pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")]
 
 
 def load_zoo() -> ModuleType:

@@ -30,6 +30,9 @@ TIMEOUT = 20.0
 # position encodings offered); Neovim 0.11 pulls diagnostics and prefers UTF-8.
 PUSH = "visual-studio-code"
 PULL = "neovim@v0.11"
+# For a behaviour that holds for both kinds of client: the fast tier (DEVELOPING.md) runs
+# it with the push client; the pull client's own behaviours have tests of their own there.
+BOTH_PROFILES = [PUSH, pytest.param(PULL, marks=pytest.mark.slow, id=PULL)]
 
 
 class RecordingClient(LanguageClient):

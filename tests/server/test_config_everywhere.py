@@ -51,6 +51,8 @@ def _probed(cwd: Path) -> list[tuple[int, str, str]]:
     return sorted((f["line"], f["code"], f["severity"]) for f in result["findings"])
 
 
+@pytest.mark.torch
+@pytest.mark.slow
 async def test_check_serve_and_probe_apply_the_same_pyproject(
         client: RecordingClient, tmp_path: Path) -> None:
     pytest.importorskip("torch")

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import PULL, PUSH, TIMEOUT, RecordingClient, Session, lines_of, start
+from conftest import BOTH_PROFILES, PUSH, TIMEOUT, RecordingClient, Session, lines_of, start
 from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio
@@ -33,7 +33,7 @@ def _project(tmp_path: Path, kind: str, case: str) -> Path:
     return root
 
 
-@pytest.mark.parametrize("profile", [PUSH, PULL])
+@pytest.mark.parametrize("profile", BOTH_PROFILES)
 @pytest.mark.parametrize(("case", "inplace", "line", "saver"), CASES)
 async def test_a_hazard_whose_saving_op_is_in_an_imported_file_is_flagged_at_the_write(
         client: RecordingClient, tmp_path: Path, profile: str, case: str, inplace: str,

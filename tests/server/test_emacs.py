@@ -20,6 +20,8 @@ import pytest
 from conftest import EXAMPLES
 from test_neovim import _fixed_seed
 
+pytestmark = [pytest.mark.editor, pytest.mark.slow]
+
 SCRIPT = Path(__file__).parent / "emacs" / "unet3plus.el"
 EMACS = shutil.which("emacs")
 EGLOT = Path("/usr/share/emacs/site-lisp/elpa").glob("eglot-*")

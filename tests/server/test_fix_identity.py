@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import PUSH, REPO, RecordingClient, start
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.slow]
 
 TREES = ["tests/corpus", "examples"]
 # Each file's text after `check --fix` on it alone; then the tree is put back, since a

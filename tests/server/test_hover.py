@@ -12,7 +12,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from conftest import PULL, PUSH, TIMEOUT, RecordingClient, capabilities, start
+from conftest import BOTH_PROFILES, PUSH, TIMEOUT, RecordingClient, capabilities, start
 from lsprotocol import types
 
 from gradguard.server.positions import units
@@ -98,7 +98,7 @@ def markdown_of(answer: types.Hover | None) -> str:
     return answer.contents.value
 
 
-@pytest.mark.parametrize("profile", [PUSH, PULL])
+@pytest.mark.parametrize("profile", BOTH_PROFILES)
 async def test_hovering_a_torch_call_shows_the_derivatives_yaml_formulas_it_keeps(
         client: RecordingClient, tmp_path: Path, profile: str) -> None:
     assert len({entry for _, _, entry in CASES}) >= 30

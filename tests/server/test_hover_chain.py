@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PULL, PUSH, TIMEOUT, RecordingClient, lines_of, start
+from conftest import BOTH_PROFILES, PULL, PUSH, TIMEOUT, RecordingClient, lines_of, start
 from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio
@@ -50,7 +50,7 @@ def explained(place: str, cwd: Path) -> str:
     return result.stdout.strip()
 
 
-@pytest.mark.parametrize("profile", [PUSH, PULL])
+@pytest.mark.parametrize("profile", BOTH_PROFILES)
 async def test_hovering_a_finding_shows_its_chain_and_a_torch_call_its_facts(
         client: RecordingClient, tmp_path: Path, profile: str) -> None:
     session = await start(client, profile, tmp_path)

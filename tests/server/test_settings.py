@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from gradguard.checking.discovery import Patterns
 from gradguard.server.settings import (
     DEFAULT_DEBOUNCE_MS,
-    Exclude,
     SettingsResolver,
     parse_layer,
 )
@@ -78,13 +78,13 @@ def test_an_edited_pyproject_is_read_again(tmp_path: Path) -> None:
     ("third_party/*.py", "third_party/a/model.py", False),
     ("tests", "src/model.py", False),
 ])
-def test_exclude_globs_are_relative_to_their_folder(
+def test_client_exclude_patterns_are_relative_to_their_folder(
         tmp_path: Path, pattern: str, path: str, excluded: bool) -> None:
-    assert Exclude(str(tmp_path), pattern).matches(str(tmp_path / path)) is excluded
+    assert Patterns.of(tmp_path, [pattern]).cover(tmp_path / path) is excluded
 
 
-def test_an_exclude_glob_never_matches_outside_its_folder(tmp_path: Path) -> None:
-    assert not Exclude(str(tmp_path / "a"), "**").matches(str(tmp_path / "b" / "m.py"))
+def test_a_client_exclude_pattern_never_matches_outside_its_folder(tmp_path: Path) -> None:
+    assert not Patterns.of(tmp_path / "a", ["**"]).cover(tmp_path / "b" / "m.py")
 
 
 def test_bad_values_are_reported_and_skipped_not_fatal() -> None:

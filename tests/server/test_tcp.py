@@ -24,6 +24,9 @@ from conftest import PUSH, RecordingClient, Session, start
 from lsprotocol import types
 from test_stdio import frame, parse_frames
 
+# The TCP transport and its token: the language server's behaviour is the stdio tests'.
+pytestmark = pytest.mark.slow
+
 TOKEN = secrets.token_urlsafe(32)
 START_SECONDS = 60.0  # the server's imports, on a loaded two-core machine
 PROBE_SECONDS = 180.0  # a cold torch import, then the run

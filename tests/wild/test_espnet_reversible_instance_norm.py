@@ -21,6 +21,8 @@ from checking import findings, reported
 from installed import released
 from released import backward_fails, fixed, line_of
 
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+
 SAVING = "self.s, self.m = torch.std_mean(x, dim=-1, unbiased=False, keepdim=True)"
 WRITING = "self.s += 1e-4"
 FIX = "self.s = self.s + 1e-4"

@@ -34,7 +34,8 @@ RELU = "x = self.relu(x)"
 FIXES = [(write, write.replace("])", "].clone())")) for write in WRITES]
 
 # mmengine scripts a few helpers of its own when imported.
-pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit:DeprecationWarning")
+pytestmark = [pytest.mark.torch, pytest.mark.slow,
+              pytest.mark.filterwarnings("ignore:`torch.jit:DeprecationWarning")]
 
 
 def aflink() -> ModuleType:

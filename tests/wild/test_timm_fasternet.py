@@ -16,11 +16,14 @@ import shutil
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 import torch
 
 from checking import findings, reported
 from installed import released
 from released import backward_fails, fixed, line_of
+
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
 SAVING_AND_WRITING = "x[:, :self.dim_conv3, :, :] = self.partial_conv3(x[:, :self.dim_conv3, :, :])"
 # The fix: the convolution keeps a copy of the slice, which the write cannot reach.

@@ -17,11 +17,14 @@ import shutil
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 import torch
 
 from checking import findings, reported
 from installed import released_file
 from released import backward_fails, fixed, line_of
+
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
 SAVING = "activation = nn.ReLU(inplace=True)"
 WRITING = "output: Tensor = self.outlayernorm(self.dropout(self.mlp(mlp_input)))"

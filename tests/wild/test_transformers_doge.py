@@ -23,6 +23,8 @@ transformers.logging.set_verbosity_error()
 
 from transformers.models.doge import modeling_doge  # noqa: E402
 
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+
 SAVING = "routing_weights = F.softmax(scores, dim=-1)"
 WRITING = "routing_weights /= routing_weights.sum(dim=-1, keepdim=True)"
 FIX = "routing_weights = routing_weights / routing_weights.sum(dim=-1, keepdim=True)"

@@ -22,6 +22,8 @@ import torch
 from checking import findings, reported, unpacked
 from released import backward_fails, fixed, line_of
 
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+
 transformers = pytest.importorskip("transformers")
 transformers.logging.set_verbosity_error()
 

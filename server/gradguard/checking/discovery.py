@@ -13,6 +13,8 @@ Walking a directory skips:
 and keeps the files whose name matches ``include`` (default ``*.py`` and ``*.ipynb``).
 A file named on the command line is always checked, as the user asked for it, unless
 ``--force-exclude`` is given (as a pre-commit hook does, which names every staged file).
+The language server asks ``passed_over`` of each document, so the editor and ``check``
+leave out the same files.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 from pathspec import GitIgnoreSpec
 
 from gradguard.config import ProjectConfig, load
+from gradguard.settings_schema import default
 
 # ruff's default exclude, which users of both tools already know.
 DEFAULT_EXCLUDE = (
@@ -33,21 +36,50 @@ DEFAULT_EXCLUDE = (
     ".svn", ".tox", ".venv", ".vscode", "__pypackages__", "_build", "buck-out", "build",
     "dist", "node_modules", "site-packages", "venv",
 )
-DEFAULT_INCLUDE = ("*.py", "*.ipynb")
+DEFAULT_INCLUDE: tuple[str, ...] = default("include")
 IGNORE_FILES = (".gitignore", ".ignore")
+
+
+@dataclass(frozen=True)
+class Patterns:
+    """Gitignore-style patterns and the folder they are relative to."""
+
+    root: Path
+    spec: GitIgnoreSpec
+
+    @classmethod
+    def of(cls, root: Path, lines: Iterable[str]) -> Patterns:
+        return cls(root.absolute(), GitIgnoreSpec.from_lines(lines))
+
+    def matches(self, path: Path, is_dir: bool) -> bool:
+        return self.spec.match_file(_relative(path, self.root, is_dir))
+
+    def cover(self, path: Path) -> bool:
+        """Whether they match the file or a folder above it, below their root (a walk
+        of the root would not reach it). Nothing outside their root."""
+        path = path.absolute()
+        if self.root not in path.parents:
+            return False
+        return self.matches(path, False) or any(
+            self.matches(folder, True) for folder in path.parents
+            if self.root in folder.parents)
 
 
 @dataclass(frozen=True)
 class Discovery:
     """The discovery settings of one run."""
 
-    root: Path  # the folder exclude patterns are relative to
-    exclude: GitIgnoreSpec
+    exclude: Patterns
     include: GitIgnoreSpec
     force_exclude: bool = False
 
+    @property
+    def root(self) -> Path:
+        """The folder exclude patterns are relative to."""
+        return self.exclude.root
+
     def excluded(self, path: Path, is_dir: bool) -> bool:
-        return self.exclude.match_file(_relative(path, self.root, is_dir))
+        return self.exclude.matches(path, is_dir)
 
 
 def _relative(path: Path, root: Path, is_dir: bool) -> str:
@@ -67,8 +99,8 @@ def load_discovery(start: Path, force_exclude: bool = False,
     exclude = list(DEFAULT_EXCLUDE if config.exclude is None else config.exclude)
     exclude += config.extend_exclude
     include = list(config.include or DEFAULT_INCLUDE)
-    return Discovery(root, GitIgnoreSpec.from_lines(exclude),
-                     GitIgnoreSpec.from_lines(include), force_exclude)
+    return Discovery(Patterns.of(root, exclude), GitIgnoreSpec.from_lines(include),
+                     force_exclude)
 
 
 @dataclass(frozen=True)
@@ -140,6 +172,12 @@ def discover(paths: list[str], discovery: Discovery) -> Iterator[str]:
             yield from _walk(path, discovery)
         elif not (discovery.force_exclude and _skipped_file(path, discovery)):
             yield given
+
+
+def passed_over(path: Path, discovery: Discovery) -> bool:
+    """Whether walking the project would pass over this file, ignore files aside: its
+    name is not included, or it or a folder above it is excluded or a virtualenv."""
+    return not discovery.include.match_file(path.name) or _skipped_file(path, discovery)
 
 
 def _skipped_file(path: Path, discovery: Discovery) -> bool:

@@ -22,7 +22,7 @@ from typing import Any
 
 from gradguard.config import load
 from gradguard.probe.arguments import add_options
-from gradguard.probe.config import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, ConfigError, load_config
+from gradguard.probe.config import ConfigError, load_config, probe_options
 from gradguard.probe.runner import ProbeResult, run_probes
 from gradguard.probe.target import ProbeTarget, TargetError, parse_target
 
@@ -79,12 +79,9 @@ def run(args: argparse.Namespace) -> int:
     except (TargetError, ConfigError) as error:
         print(f"gradguard probe: {error}", file=sys.stderr)
         return 2
-    timeout = args.timeout or (config.timeout if config else None) or DEFAULT_TIMEOUT
-    memory = args.memory_mb if args.memory_mb is not None else (
-        config.memory_mb if config and config.memory_mb is not None else DEFAULT_MEMORY_MB)
-    device = args.device or (config.device if config else None) or "cpu"
-    results = run_probes(targets, timeout=timeout, cwd=root, memory_mb=memory or None,
-                         device=device)
+    options = probe_options(config, args.timeout, args.memory_mb, args.device)
+    results = run_probes(targets, timeout=options.timeout, cwd=root,
+                         memory_mb=options.memory_mb, device=options.device)
     # [tool.gradguard] select/ignore/severity, as check and the server apply them.
     project = load(root)
     selection = project.selection()

@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 
 from gradguard.config import load
 from gradguard.probe.target import ProbeTarget, TargetError, parse_target
+from gradguard.settings_schema import default
 
-# What an entry gets when neither the command line nor the table says.
-DEFAULT_TIMEOUT = 60.0
-DEFAULT_MEMORY_MB = 8192
+# What an entry gets when neither the command line (or the editor) nor the table says.
+DEFAULT_TIMEOUT: float = default("probe.timeout")
+DEFAULT_MEMORY_MB: int = default("probe.memory_mb")
+DEFAULT_DEVICE: str = default("probe.device")
 
 
 class ConfigError(ValueError):
@@ -51,3 +53,24 @@ def load_config(start: str) -> ProbeConfig | None:
     except TargetError as error:
         raise ConfigError(f"{config.path}: {error}") from None
     return ProbeConfig(root, targets, table.timeout, table.memory_mb, table.device)
+
+
+@dataclass(frozen=True)
+class ProbeOptions:
+    """What a probe run is given."""
+
+    timeout: float
+    memory_mb: int | None  # None: no limit
+    device: str
+
+
+def probe_options(config: ProbeConfig | None, timeout: float | None = None,
+                  memory_mb: int | None = None, device: str | None = None) -> ProbeOptions:
+    """The options of a run: those given (``gradguard probe``'s command line, or the
+    editor's settings), else the pyproject's probe table's, else the defaults."""
+    table = config or ProbeConfig("")
+    memory = memory_mb if memory_mb is not None else table.memory_mb
+    # A memory limit of 0 is none; no timeout is 0 (the schema's minimum is 1).
+    return ProbeOptions(timeout=timeout or table.timeout or DEFAULT_TIMEOUT,
+                        memory_mb=(DEFAULT_MEMORY_MB if memory is None else memory) or None,
+                        device=device or table.device or DEFAULT_DEVICE)

@@ -33,11 +33,11 @@ from pygls.uris import from_fs_path
 
 from gradguard.analysis.hazard import Hazard, Span
 from gradguard.analysis.incremental import IncrementalDocument
-from gradguard.config import SYNTAX_CODE
 from gradguard.rules import RULES, Severity
 from gradguard.server.documents import Outcome, Snapshot, Target
 from gradguard.server.positions import LineIndex
 from gradguard.server.probe_marks import PlacedMark
+from gradguard.settings_read import SYNTAX_CODE
 
 SOURCE = "gradguard"
 PROBE_SOURCE = "gradguard-probe"

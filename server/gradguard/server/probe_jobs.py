@@ -33,11 +33,10 @@ from lsprotocol import types
 from pygls.progress import Progress
 
 from gradguard.probe.config import (
-    DEFAULT_MEMORY_MB,
-    DEFAULT_TIMEOUT,
     ConfigError,
     ProbeConfig,
     load_config,
+    probe_options,
 )
 from gradguard.probe.runner import ProbeResult, run_probe_async
 from gradguard.probe.target import TargetError
@@ -275,11 +274,8 @@ class ProbeJobs:
 
     async def _run(self, target: Any, path: str, config: ProbeConfig | None,
                    progress: _Progress) -> ProbeResult:
-        settings = self.server.settings_for(path)
-        timeout = settings.probe_timeout or (config.timeout if config else None) \
-            or DEFAULT_TIMEOUT
-        memory = config.memory_mb if config and config.memory_mb is not None \
-            else DEFAULT_MEMORY_MB
+        # The editor's timeout already lies over pyproject's (server/settings.py).
+        options = probe_options(config, timeout=self.server.settings_for(path).probe_timeout)
         cwd = config.root if config else (self.server.folder_of(path)
                                           or os.path.dirname(path))
         found = 0
@@ -296,9 +292,8 @@ class ProbeJobs:
             elif kind == "ran":
                 progress.report(f"ran {event.get('what')}")
 
-        return await run_probe_async(target, timeout=timeout, cwd=cwd,
-                                     memory_mb=memory or None,
-                                     device=(config.device if config else None) or "cpu",
+        return await run_probe_async(target, timeout=options.timeout, cwd=cwd,
+                                     memory_mb=options.memory_mb, device=options.device,
                                      on_event=on_event)
 
     async def _server_token(self) -> types.ProgressToken | None:

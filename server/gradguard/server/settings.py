@@ -11,20 +11,12 @@ A document's settings are layered, later layers overriding the keys they set:
    ``workspace/configuration`` (section ``gradguard``, the folder as ``scopeUri``) when
    the client can answer it, otherwise the last ``workspace/didChangeConfiguration``.
 
-Keys, in ``pyproject.toml`` and in client settings alike:
-``select`` and ``ignore`` (lists of rule codes or prefixes), ``severity`` (a table from a
-code to ``error``/``warning``/``information``/``hint``), ``exclude`` (globs, relative to
-the pyproject's folder or the workspace folder), ``uncertain`` (also report findings that
-hold only if a tensor of unknown origin requires grad, as ``gradguard check
---uncertain``). Client settings also take
-``debounceMs`` and ``incremental`` (``false`` re-analyses the whole file on every edit,
-for comparisons) and ``diagnosticMode`` (``openFilesOnly``, the default: diagnostics of
-the open documents; ``workspace``: also of every Python file of the workspace folders,
-answered to ``workspace/diagnostic``; read at ``initialize``, as the server says then
-whether it answers that request). ``probe`` takes ``onSave`` (run the torch probe on
-the file at each save; only in a workspace the client says is trusted) and ``timeout``
-(seconds per probe target); in pyproject.toml the same table also holds the probe's entries. A bad
-value is reported and skipped, never fatal.
+Every key, where it can be set and what it takes, is declared once in
+``gradguard/settings_schema.py``. A bad value is reported and skipped, never fatal.
+Which documents are analysed is decided as ``check`` decides which files to walk
+(``checking/discovery.py``: pathspec's gitignore patterns, the pyproject's ``include``,
+``exclude`` and ``extend-exclude``, ruff's default excludes, virtualenvs), and the
+client's ``exclude`` patterns, relative to its workspace folder, leave out more.
 
 ``select`` replaces what a lower layer selected; ``ignore`` adds to what lower layers
 ignore (an editor that always sends ``ignore: []`` must not undo the project's), as do
@@ -33,93 +25,47 @@ ignore (an editor that always sends ``ignore: []`` must not undo the project's),
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import PurePosixPath
+from pathlib import Path
 from typing import Any
 
-from gradguard.config import SYNTAX_CODE, ProjectConfig, Selection, load, rule_codes, severities
+from gradguard.checking.discovery import Discovery, Patterns, load_discovery, passed_over
+from gradguard.config import ProjectConfig, Selection, load
 from gradguard.rules import Severity
+from gradguard.settings_read import SYNTAX_CODE, read_settings
+from gradguard.settings_schema import default
 
-DEFAULT_DEBOUNCE_MS = 75
+DEFAULT_DEBOUNCE_MS: int = default("debounceMs")
 # ``diagnosticMode``: Pylance's names, which users of VS Code already know.
 OPEN_FILES_ONLY = "openFilesOnly"
 WORKSPACE = "workspace"
-DIAGNOSTIC_MODES = (OPEN_FILES_ONLY, WORKSPACE)
-# Keys of the same settings object that other parts read (the VS Code client's workspace
-# trust, which the server takes from initializationOptions and gradguard/trustChanged
-# only; the TCP token, which the transport takes out before the server sees it, and
-# which a client that also passes it over stdio need not be told about): accepted here
-# without a word.
-OTHER_PARTS_KEYS = frozenset({"trusted", "token"})
-# Keys of the ``probe`` table that ``gradguard.probe.config`` reads from pyproject.toml.
-PROBE_CONFIG_KEYS = frozenset({"entries", "memory_mb", "device"})
-
-
-@dataclass(frozen=True)
-class Exclude:
-    """A glob and the folder it is relative to."""
-
-    root: str
-    pattern: str
-
-    def matches(self, path: str) -> bool:
-        try:
-            relative = os.path.relpath(path, self.root)
-        except ValueError:  # another drive on Windows
-            return False
-        if relative.startswith(".."):
-            return False
-        parts = PurePosixPath(relative.replace(os.sep, "/")).parts
-        pattern = self.pattern.strip("/")
-        if "/" not in pattern:
-            # A bare name or glob ("tests", "*_pb2.py") matches a file or folder anywhere.
-            return any(fnmatch.fnmatchcase(part, pattern) for part in parts)
-        regex = _glob_regex(pattern)
-        # "build/**" and "build" both exclude everything under build/.
-        return any(regex.fullmatch("/".join(parts[:end])) for end in range(1, len(parts) + 1))
-
-
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out = []
-    index = 0
-    while index < len(pattern):
-        if pattern.startswith("**/", index):
-            out.append("(?:[^/]*/)*")
-            index += 3
-        elif pattern.startswith("**", index):
-            out.append(".*")
-            index += 2
-        elif pattern[index] == "*":
-            out.append("[^/]*")
-            index += 1
-        elif pattern[index] == "?":
-            out.append("[^/]")
-            index += 1
-        else:
-            out.append(re.escape(pattern[index]))
-            index += 1
-    return re.compile("".join(out))
+# The field of ``Settings`` each client key sets.
+FIELDS = {"select": "select", "ignore": "ignore", "severity": "severity",
+          "uncertain": "uncertain", "debounceMs": "debounce_ms",
+          "incremental": "incremental", "diagnosticMode": "diagnostic_mode",
+          "probe.onSave": "probe_on_save", "probe.timeout": "probe_timeout"}
 
 
 @dataclass(frozen=True)
 class Settings:
-    select: frozenset[str] | None = None
-    ignore: frozenset[str] = frozenset()
+    select: frozenset[str] | None = default("select")
+    ignore: frozenset[str] = frozenset(default("ignore"))
     severity: Mapping[str, Severity] = field(default_factory=dict)
-    exclude: tuple[Exclude, ...] = ()
-    uncertain: bool = False
+    # The project's files, as ``check`` walks them (its pyproject's include and exclude).
+    discovery: Discovery | None = None
+    # The client's exclude patterns, each relative to its workspace folder.
+    exclude: tuple[Patterns, ...] = ()
+    uncertain: bool = default("uncertain")
     debounce_ms: int = DEFAULT_DEBOUNCE_MS
-    incremental: bool = True
+    incremental: bool = default("incremental")
     # The torch probe: run on every save of a file (trusted workspaces only), and its
     # wall-clock limit per target (None: the probe's default, or pyproject's).
-    probe_on_save: bool = False
+    probe_on_save: bool = default("probe.onSave")
     probe_timeout: float | None = None
     # Whose diagnostics the server computes: the open documents', or the workspace's.
-    diagnostic_mode: str = OPEN_FILES_ONLY
+    diagnostic_mode: str = default("diagnosticMode")
 
     @property
     def selection(self) -> Selection:
@@ -129,7 +75,13 @@ class Settings:
         return self.severity.get(code, default)
 
     def excludes(self, path: str | None) -> bool:
-        return path is not None and any(rule.matches(path) for rule in self.exclude)
+        """Whether the document at ``path`` is left out: ``check`` would pass over it
+        walking its project, or the client excludes it."""
+        if path is None:
+            return False
+        file = Path(path)
+        return (self.discovery is not None and passed_over(file, self.discovery)) or \
+            any(patterns.cover(file) for patterns in self.exclude)
 
     def shows_syntax_errors(self) -> bool:
         return SYNTAX_CODE not in self.ignore
@@ -140,7 +92,8 @@ Layer = dict[str, Any]
 
 
 def parse_layer(raw: Any, root: str | None, origin: str, problems: list[str]) -> Layer:
-    """Check one source of settings; ``root`` is the folder its exclude globs start at."""
+    """Check one source of client settings; ``root`` is the folder its exclude patterns
+    start at."""
     layer: Layer = {}
     if raw is None:
         return layer
@@ -148,65 +101,14 @@ def parse_layer(raw: Any, root: str | None, origin: str, problems: list[str]) ->
         problems.append(f"{origin}: settings must be a table, got {raw!r}")
         return layer
     local: list[str] = []
-    for key, value in raw.items():
-        if key in ("select", "ignore"):
-            codes = rule_codes(value, key, local)
-            if codes is not None:
-                layer[key] = codes
-        elif key == "severity":
-            layer["severity"] = severities(value, local)
-        elif key == "exclude":
-            if isinstance(value, list) and all(isinstance(v, str) for v in value):
-                if root is None:
-                    local.append("`exclude` needs a workspace folder to be relative to")
-                else:
-                    layer["exclude"] = tuple(Exclude(root, v) for v in value if v.strip())
-            else:
-                local.append(f"`exclude` must be a list of globs, got {value!r}")
-        elif key in ("debounceMs", "debounce_ms", "debounce-ms"):
-            if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10_000:
-                layer["debounce_ms"] = value
-            else:
-                local.append(f"`{key}` must be a number of milliseconds, got {value!r}")
-        elif key == "probe":
-            layer.update(_probe_settings(value, local))
-        elif key == "diagnosticMode":
-            if value in DIAGNOSTIC_MODES:
-                layer["diagnostic_mode"] = value
-            else:
-                local.append(f"`diagnosticMode` must be one of {', '.join(DIAGNOSTIC_MODES)}, "
-                             f"got {value!r}")
-        elif key in OTHER_PARTS_KEYS:
-            continue
-        elif key in ("incremental", "uncertain"):
-            if isinstance(value, bool):
-                layer[key] = value
-            else:
-                local.append(f"`{key}` must be true or false, got {value!r}")
+    for key, value in read_settings(raw, "client", local).items():
+        if key != "exclude":
+            layer[FIELDS[key]] = value
+        elif root is None:
+            local.append("`exclude` needs a workspace folder to be relative to")
         else:
-            local.append(f"unknown setting `{key}`")
+            layer["exclude"] = (Patterns.of(Path(root), value),)
     problems.extend(f"{origin}: {message}" for message in local)
-    return layer
-
-
-def _probe_settings(value: Any, problems: list[str]) -> Layer:
-    if not isinstance(value, Mapping):
-        problems.append(f"`probe` must be a table, got {value!r}")
-        return {}
-    layer: Layer = {}
-    for key, item in value.items():
-        if key in ("onSave", "on_save", "on-save"):
-            if isinstance(item, bool):
-                layer["probe_on_save"] = item
-            else:
-                problems.append(f"`probe.{key}` must be true or false, got {item!r}")
-        elif key == "timeout":
-            if isinstance(item, (int, float)) and not isinstance(item, bool) and item > 0:
-                layer["probe_timeout"] = float(item)
-            else:
-                problems.append(f"`probe.timeout` must be a number of seconds, got {item!r}")
-        elif key not in PROBE_CONFIG_KEYS:
-            problems.append(f"unknown setting `probe.{key}`")
     return layer
 
 
@@ -239,6 +141,7 @@ class SettingsResolver:
         self.problems: list[str] = []
         # The config last read from each pyproject.toml: its problems are told once.
         self._told: dict[str, ProjectConfig] = {}
+        self._discoveries: dict[str, tuple[ProjectConfig, Discovery]] = {}
 
     def folder_of(self, path: str | None) -> str | None:
         """The innermost workspace folder holding ``path``."""
@@ -251,12 +154,26 @@ class SettingsResolver:
     def resolve(self, path: str | None) -> Settings:
         settings = Settings()
         if path is not None:
-            settings = merge(settings, self._pyproject_layer(load(path)))
+            config = load(path)
+            settings = merge(settings, self._pyproject_layer(config))
+            # Without a pyproject, patterns are relative to the workspace folder, as
+            # `check .` run there takes them.
+            start = self.folder_of(path) or os.path.dirname(path)
+            settings = replace(settings, discovery=self._discovery(start, config))
         settings = merge(settings, self.initialization)
         folder = self.folder_of(path)
         client = self.client_folders.get(folder, self.client_global) if folder else \
             self.client_global
         return merge(settings, client)
+
+    def _discovery(self, start: str, config: ProjectConfig) -> Discovery:
+        # Kept while the pyproject is unchanged (config.load hands out the same object):
+        # documents are resolved at every edit.
+        known = self._discoveries.get(start)
+        if known is None or known[0] is not config:
+            known = self._discoveries[start] = (config, load_discovery(Path(start),
+                                                                       config=config))
+        return known[1]
 
     def forget_pyprojects(self) -> None:
         """Read every pyproject.toml again (``gradguard.config`` caches by mtime and size;
@@ -277,9 +194,6 @@ class SettingsResolver:
                 layer[key] = getattr(config, key)
         if config.severity:
             layer["severity"] = dict(config.severity)
-        globs = (config.exclude or ()) + config.extend_exclude
-        if globs and config.root is not None:
-            layer["exclude"] = tuple(Exclude(config.root, glob) for glob in globs)
         if config.probe is not None:
             if config.probe.on_save is not None:
                 layer["probe_on_save"] = config.probe.on_save
