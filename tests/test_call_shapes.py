@@ -1,12 +1,17 @@
 """Code written one step differently, found as the code it stands for: a lambda over the
 layer it closes over, a staticmethod or classmethod called on its class, a property that
-returns a layer, ``functools.partial`` of an in-place method, a dataclass config, and a
-class root's later method on a weight that may be a lazy parameter.
+returns a layer, ``functools.partial`` of an in-place method or a layer class (kept in a
+variable, as timm's ``act_layer``), a dataclass config, ``nn.ModuleDict`` looked up by
+key, ``eval()`` reaching a model's blocks, numbers known on both sides of a comparison
+(``i < num_layers - 1``), a class root's later method on a weight that may be a lazy
+parameter, and a layer a base class builds in the ``__init__`` a subclass reaches
+through ``super()``.
 
 These are specifications of the analysis only. They are not rule cases, whose files also
 drive the fixes and the probe: ``check`` finds these hazards but has no fix for a write
 inside a staticmethod, classmethod or partial yet, and the probe's report of a lambda's
-or property's lines differs from the marks (both noted for issue 28).
+or property's lines differs from the marks, and its automatic form cannot build a base
+class whose ``__init__`` needs arguments (noted for issue 28).
 """
 
 from __future__ import annotations
@@ -90,6 +95,114 @@ INVALID: list[Case] = [
         functools.partial(y.mul_)(2)  # expect: GG001
         y.sum().backward()
     """),
+    case("GG001: a layer the base's __init__ builds, reached through super().__init__", """
+        import torch
+        import torch.nn as nn
+
+        class Base(nn.Module):
+            def __init__(self, inplace):
+                super().__init__()
+                self.act = nn.ReLU(inplace=inplace)
+
+        class Block(Base):
+            def __init__(self):
+                super().__init__(inplace=True)
+                self.gate = nn.Sigmoid()
+
+            def forward(self, x):
+                return self.act(self.gate(x))  # expect: GG001
+
+        Block()(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: a layer class bound with its inplace flag by functools.partial", """
+        import functools
+        import torch
+        import torch.nn as nn
+
+        act_layer = functools.partial(nn.ReLU, inplace=True)
+
+        class Block(nn.Module):
+            def __init__(self, act=act_layer):
+                super().__init__()
+                self.gate = nn.Sigmoid()
+                self.act = act()
+
+            def forward(self, x):
+                return self.act(self.gate(x))  # expect: GG001
+
+        Block()(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: a stored partial of a project function that writes its argument", """
+        from functools import partial
+        import torch
+
+        def scale_(t, factor):
+            return t.mul_(factor)  # expect: GG001
+
+        double_ = partial(scale_, factor=2)
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        double_(y)
+        y.sum().backward()
+    """),
+    case("GG001: an in-place layer of a ModuleDict, called by a loop over its keys", """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.acts = nn.ModuleDict({"relu": nn.ReLU(inplace=True)})
+
+            def forward(self, x):
+                y = torch.sigmoid(x)
+                for key in self.acts:
+                    y = self.acts[key](y)  # expect: GG001
+                return y
+
+        Net()(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: a ModuleDict built empty, filled by key, run through items()", """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.acts = nn.ModuleDict()
+                self.acts["relu"] = nn.ReLU(inplace=True)
+
+            def forward(self, x):
+                y = torch.sigmoid(x)
+                for name, act in self.acts.items():
+                    y = act(y)  # expect: GG001
+                return y
+
+        Net()(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: eval() on a model puts its blocks in eval mode, where one writes a save", """
+        import torch
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def forward(self, x):
+                if not self.training:
+                    y = x.sigmoid()
+                    y[..., 0:2] = y[..., 0:2] * 2  # expect: GG001
+                    return y
+                return x
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = Head()
+
+            def forward(self, x):
+                return self.head(x)
+
+        model = Net().eval()
+        model(torch.randn(2, 4, requires_grad=True)).sum().backward()
+    """),
 ]
 
 VALID: list[Case] = [
@@ -148,6 +261,107 @@ VALID: list[Case] = [
                 nn.init.uniform_(self.weight.data, -1, 1)
 
         TypedLinear(4, 2)(torch.randn(4, 4), torch.tensor([0, 2, 4])).sum().backward()
+    """),
+    case("GG001: the base's __init__ given inplace=False through super()", """
+        import torch
+        import torch.nn as nn
+
+        class Base(nn.Module):
+            def __init__(self, inplace):
+                super().__init__()
+                self.act = nn.ReLU(inplace=inplace)
+
+        class Block(Base):
+            def __init__(self):
+                super().__init__(inplace=False)
+                self.gate = nn.Sigmoid()
+
+            def forward(self, x):
+                return self.act(self.gate(x))
+
+        Block()(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: a stored partial of an in-place layer after an op that saves nothing", """
+        from functools import partial
+        import torch
+        import torch.nn as nn
+
+        act_layer = partial(nn.ReLU, inplace=True)
+        x = torch.randn(4, requires_grad=True)
+        y = x + 1
+        act_layer()(y)
+        y.sum().backward()
+    """),
+    case("GG001: a stored partial that turns the inplace flag off", """
+        from functools import partial
+        import torch
+        import torch.nn as nn
+
+        act_layer = partial(nn.ReLU, inplace=False)
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        act_layer()(y)
+        y.sum().backward()
+    """),
+    case("GG001: a ModuleDict whose in-place layer follows an op that saves nothing", """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.acts = nn.ModuleDict({"relu": nn.ReLU(inplace=True), "gelu": nn.GELU()})
+
+            def forward(self, x):
+                y = x * 2
+                for key in self.acts:
+                    y = self.acts[key](y)
+                return y
+
+        Net()(torch.randn(4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: the eval-only write is not reached in training mode", """
+        import torch
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def forward(self, x):
+                if not self.training:
+                    y = x.sigmoid()
+                    y[..., 0:2] = y[..., 0:2] * 2
+                    return y
+                return x
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = Head()
+
+            def forward(self, x):
+                return self.head(x)
+
+        model = Net().train()
+        model(torch.randn(2, 4, requires_grad=True)).sum().backward()
+    """),
+    case("GG001: a layer loop whose last layer is told apart by i < num_layers - 1", """
+        import torch
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def __init__(self, dim, num_layers):
+                super().__init__()
+                self.num_layers = num_layers
+                h = [dim] * (num_layers - 1)
+                self.layers = nn.ModuleList(nn.Linear(n, k) for n, k in zip([dim] + h, h + [4]))
+
+            def forward(self, x):
+                for i, layer in enumerate(self.layers):
+                    x = nn.functional.relu(layer(x)) if i < self.num_layers - 1 else layer(x)
+                return x
+
+        boxes = Head(8, num_layers=3)(torch.randn(2, 8))
+        boxes[..., :2] += 1
+        boxes.sigmoid().sum().backward()
     """),
 ]
 

@@ -94,7 +94,9 @@ RULES: dict[str, Rule] = {
             FORBIDDEN_VIEW_WRITTEN,
             "forbidden-view-inplace",
             "An in-place write to a view autograd forbids modifying: an output of "
-            "split/chunk/unbind, a view of a leaf, or a view made under no_grad.",
+            "split/chunk/unbind, a view of a leaf, a view made under no_grad, an input "
+            "or output of a module with a full backward hook, or a view a custom autograd "
+            "Function returned.",
             {
                 "static": "{op} writes in place into {view}",
                 "view.multi": "an output of split/chunk/unbind (or of iterating a tensor), a "
@@ -104,6 +106,14 @@ RULES: dict[str, Rule] = {
                              "torch.no_grad() or on a clone",
                 "view.nograd": "a view created under torch.no_grad() while grad mode is on; "
                                "create the view with grad enabled, or write to a clone",
+                "view.hooked": "an input or output of a module with a full backward hook "
+                               "(the hook's BackwardHookFunction hands them on as views "
+                               "autograd forbids modifying in place); build the in-place "
+                               "layer with inplace=False, or hook the tensor instead",
+                "view.custom": "an output of a custom autograd Function that is a view (an "
+                               "input returned as it was, or a view made in its forward), "
+                               "which autograd forbids modifying in place; return a clone, "
+                               "or mark an input written in place with ctx.mark_dirty",
                 "probe.leaf": "`{op}` writes in place into a view of a leaf tensor that "
                               "requires grad; autograd refused it",
                 "probe.multi": "`{op}` writes in place into a view autograd forbids "

@@ -202,6 +202,44 @@ def config_dict(module: cst.Module) -> cst.Module | None:
     return add_top(new, statements("_MM_CFG = {\n" + "".join(config.entries) + "}\n"))
 
 
+class _StoredPartial(cst.CSTTransformer):
+    def __init__(self, module: cst.Module, roots: set[str]) -> None:
+        super().__init__()
+        self.module = module
+        self.roots = roots
+        self.entries: list[str] = []
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        found = layer_class(updated)
+        keywords = [arg for arg in updated.args if arg.keyword is not None]
+        if found is None or found[0].split(".")[0] not in self.roots or not keywords or \
+                any(arg.star for arg in updated.args) or \
+                not all(_literal(arg.value) for arg in keywords):
+            return updated
+        key = f"_MM_{found[1]}_{len(self.entries) + 1}"
+        given = ", ".join(f"{arg.keyword.value}={self.module.code_for_node(arg.value)}"
+                          for arg in keywords if arg.keyword is not None)
+        self.entries.append(f"{key} = _mm_functools.partial({found[0]}.{found[1]}, {given})\n")
+        positional = [arg for arg in updated.args if arg.keyword is None]
+        if positional:
+            positional[-1] = positional[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(func=cst.Name(key), args=positional)
+
+
+def stored_partial(module: cst.Module) -> cst.Module | None:
+    """``nn.ReLU(inplace=True)`` -> ``_MM_ReLU_1()``, with ``_MM_ReLU_1 =
+    functools.partial(nn.ReLU, inplace=True)`` after the imports (the layer's keyword
+    arguments, when they are all literals, bound once, as timm's ``act_layer`` is)."""
+    stored = _StoredPartial(module, _roots(module))
+    new = module.visit(stored)
+    if not stored.entries:
+        return None
+    end = import_block_end(module)
+    code = "import functools as _mm_functools\n" + "".join(stored.entries)
+    body = list(new.body)
+    return new.with_changes(body=[*body[:end], *statements(code), *body[end:]])
+
+
 class _Flag(cst.CSTTransformer):
     """In each ``__init__`` of a class: every layer call chosen by a keyword-only
     ``_mm_flag`` (true by default) over ``nn.Identity()``."""
@@ -333,6 +371,7 @@ TRANSFORMATIONS = [
     Transformation("config_dataclass", "layer chosen", per_file(config_dataclass, NN)),
     Transformation("config_namespace", "layer chosen", per_file(config_namespace, NN)),
     Transformation("config_dict", "layer chosen", per_file(config_dict, NN)),
+    Transformation("stored_partial", "layer chosen", per_file(stored_partial, NN)),
     Transformation("getattr_nn", "layer chosen", per_file(getattr_nn, NN)),
     Transformation("registry_dict", "layer chosen", per_file(registry_dict, NN)),
     Transformation("default_argument", "layer chosen", per_file(default_argument, NN)),

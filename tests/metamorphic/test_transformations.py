@@ -302,6 +302,26 @@ class Net(nn.Module):
 
 Net()(torch.randn(4, requires_grad=True)).sum().backward()
 """),
+    Example("stored_partial", LAYER, """\
+import torch
+import torch.nn as nn
+import functools as _mm_functools
+_MM_ReLU_1 = _mm_functools.partial(nn.ReLU, inplace=True)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = _MM_ReLU_1()  # expect: GG001
+
+    def forward(self, x):
+        y = torch.sigmoid(x)
+        y = self.act(y)
+        return y
+
+
+Net()(torch.randn(4, requires_grad=True)).sum().backward()
+"""),
     Example("getattr_nn", LAYER, """\
 import torch
 import torch.nn as nn

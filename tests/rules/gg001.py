@@ -1177,3 +1177,70 @@ INVALID += [
         y.sum().backward()
     """),
 ]
+
+# Keywords passed on as a dict: ``f(**config)`` and a ``**kwargs`` parameter.
+INVALID += [
+    case("GG001: an inplace flag given through **config", """
+        import torch
+        from torch import nn
+
+        config = {"act": {"inplace": True}}
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        nn.ReLU(**config["act"])(y)  # expect: GG001
+        y.sum().backward()
+    """),
+    case("GG001: a builder passes its **kwargs on to the layer", """
+        import torch
+        from torch import nn
+
+        def build(**options):
+            return nn.ReLU(**options)
+
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        build(inplace=True)(y)  # expect: GG001
+        y.sum().backward()
+    """),
+]
+
+VALID += [
+    case("GG001: a builder whose **kwargs turn the inplace flag off", """
+        import torch
+        from torch import nn
+
+        def build(**options):
+            return nn.ReLU(**options)
+
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        build(inplace=False)(y)
+        y.sum().backward()
+    """),
+]
+
+# super(): the base class's method, run on the same instance.
+INVALID += [
+    case("GG001: a subclass's forward calls its base's through super()", """
+        import torch
+        import torch.nn as nn
+
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = nn.Sigmoid()
+
+            def forward(self, x):
+                return self.act(x)
+
+        class Block(Base):
+            def forward(self, x):
+                return super().forward(x)
+
+        block = Block()
+        x = torch.randn(4, requires_grad=True)
+        y = block(x * 2)
+        y.mul_(2)  # expect: GG001
+        y.sum().backward()
+    """),
+]

@@ -282,7 +282,7 @@ class Autograd:
             return "leaf"
         if not self.grad_enabled and base.requires_grad is True:
             return "nograd"
-        if base.view in ("multi", "leaf", "nograd", "data"):
+        if base.view in ("multi", "leaf", "nograd", "data", "hooked", "custom"):
             return base.view
         return "view"
 
@@ -371,7 +371,7 @@ class Autograd:
         level: Confidence = confidence if grad is True else "medium"
         if target.view is None and grad is True and any(s.leaf for s in target.storages):
             code, detail = LEAF_WRITTEN_IN_PLACE, ""
-        elif target.view in ("leaf", "multi", "nograd"):
+        elif target.view in ("leaf", "multi", "nograd", "hooked", "custom"):
             code, detail = FORBIDDEN_VIEW_WRITTEN, target.view
         else:
             return False

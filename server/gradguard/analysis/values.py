@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 Kind = Literal["tensor", "unknown", "module", "optimizer", "list", "const", "function"]
 # "data": ``x.data``, the same storage under a version counter of its own, so that a
 # write through it goes past autograd's check (the gradients silently come out wrong).
-ViewKind = Literal["view", "multi", "leaf", "nograd", "data"]
+ViewKind = Literal["view", "multi", "leaf", "nograd", "data", "hooked", "custom"]
 
 
 @dataclass(eq=False, slots=True)
@@ -103,6 +103,15 @@ class UserModule:
 @dataclass(eq=False)
 class UnknownModule:
     pass
+
+
+@dataclass(eq=False)
+class FunctionContext(UnknownModule):
+    """The ``ctx`` a custom autograd Function's forward is given: what it saves for
+    backward (with where) and what it marks dirty."""
+
+    saved: list[tuple[Piece, ast.AST, Value]] = field(default_factory=list)
+    dirty: list[Value] = field(default_factory=list)
 
 
 ModuleSpec = NnModule | Sequential | UserModule | UnknownModule

@@ -8,7 +8,7 @@ import functools
 
 from gradguard.analysis.findings import Site, better
 from gradguard.analysis.fix_plans import CloneIfUsedLater, Plan, SelectRows, is_dotted
-from gradguard.analysis.interpreter.classes import class_of, is_sequential
+from gradguard.analysis.interpreter.classes import class_of, is_autograd_function, is_sequential
 from gradguard.analysis.interpreter.expressions import Expressions
 from gradguard.analysis.interpreter.fix_planning import FixPlanning
 from gradguard.analysis.interpreter.state import (
@@ -31,11 +31,14 @@ from gradguard.analysis.reach import demote_unreached
 from gradguard.analysis.summaries import Context, Run, Summary, context_of, replay
 from gradguard.analysis.syntax import Piece
 from gradguard.analysis.values import (
+    FunctionContext,
     NnModule,
+    Save,
     Sequential,
     UnknownModule,
     UserModule,
     Value,
+    any_grad,
     constant,
     is_tensorish,
     unknown,
@@ -103,6 +106,20 @@ def free_names(node: ast.AST) -> tuple[str, ...]:
     return tuple(name for name in read if name not in bound)
 
 
+def keywords_mapping(keywords: dict[str, Value]) -> Value:
+    """The dict a ``**kwargs`` parameter receives: its items known by key."""
+    values = list(keywords.values())
+    # Iterated, its items are any one of them: known only when there is one.
+    pair = Value("list", items=[constant(UNKNOWN_STR),
+                                values[0] if len(values) == 1 else unknown()])
+    return Value("list", name=MAPPING, element=pair, attrs=dict(keywords))
+
+
+def is_super(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+        node.func.id == "super"
+
+
 def partial_applied(call: ast.Call) -> ast.Call:
     """``functools.partial(f, a, k=v)(b)`` as the ``f(a, b, k=v)`` it makes (made once a
     node: a summary knows code by its nodes)."""
@@ -116,6 +133,39 @@ def partial_applied(call: ast.Call) -> ast.Call:
     made.end_lineno, made.end_col_offset = call.end_lineno, call.end_col_offset
     call._gradguard_partial = made  # type: ignore[attr-defined]
     return made
+
+
+def partial_of(func: Value, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """``functools.partial(func, *args, **kwargs)``: a function value that holds the
+    arguments it was given (``items`` and ``attrs``, which no other function value has)."""
+    if func.kind != "function":
+        return unknown()
+    if func.items is not None:  # a partial of a partial
+        args = [*func.items, *args]
+        kwargs = {**(func.attrs or {}), **kwargs}
+    return Value("function", const=func.const, name=func.name, items=args,
+                 attrs=dict(kwargs))
+
+
+def returns_value(function: FunctionInfo) -> bool:
+    """Whether a function can return something other than None (a forward hook that
+    does not keeps the module's output)."""
+    return any(isinstance(node, ast.Return) and node.value is not None and
+               not (isinstance(node.value, ast.Constant) and node.value.value is None)
+               for node in ast.walk(function.node)) or \
+        any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in ast.walk(function.node))
+
+# What ``register_full_backward_hook`` adds to a layer's hooks (beside the forward hooks).
+BACKWARD_HOOK = "<full backward hook>"
+
+
+def behind_backward_hook(value: Value) -> Value:
+    """A tensor as a BackwardHookFunction hands it on: the same storage, a view that may
+    not be written in place."""
+    if not is_tensorish(value) or value.requires_grad is False:
+        return value
+    return Value("tensor", value.storages, value.requires_grad, view="hooked",
+                 history=(value,), exempt=value.exempt)
 
 
 def named_attribute(func: ast.expr) -> ast.expr:
@@ -277,7 +327,10 @@ class Calls:
             # The globals it reads, as the script has bound them so far: inputs too.
             for name in free_names(node):
                 value = script.env.get(name)
-                if value is not None and value.kind != "function":
+                # A def or class of the file is found by its name; a name bound to a
+                # torch class or a partial (``act_layer = partial(nn.ReLU, ...)``) is not.
+                if value is not None and (value.kind != "function" or value.const is None
+                                          or value.items is not None):
                     inputs.append(value)
                     fills += (f"{_GLOBAL}{name}",)
         if isinstance(function.scope, Frame):
@@ -399,6 +452,12 @@ class Calls:
         if spec.vararg is not None:
             inputs.append(Value("list", items=positional))
             fills.append(None)
+        named = {param.arg for param in params} | {param.arg for param in spec.kwonlyargs}
+        extra = {name: value for name, value in kwargs.items() if name not in named}
+        if spec.kwarg is not None:
+            # ``**kwargs``: the keywords no parameter took, by name (None: not known).
+            inputs.append(keywords_mapping(extra) if extra else None)
+            fills.append(None if extra else _UNKNOWN)
         return inputs, tuple(fills)
 
     def _summarise(self, function: FunctionInfo, context: Context,
@@ -455,22 +514,25 @@ class Calls:
             params, defaults = params[1:], defaults[1:]
         named = list(zip(params, defaults, strict=True)) + \
             list(zip(spec.kwonlyargs, spec.kw_defaults, strict=True))
-        empty = Frame({}, function.piece, program)
+        # Defaults are read where the function was defined: the globals it was given.
+        outside = Frame({fill.removeprefix(_GLOBAL): run.input(position + 1) or unknown()
+                         for position, fill in enumerate(fills)
+                         if fill is not None and fill.startswith(_GLOBAL)},
+                        function.piece, program)
         for position, ((param, default), fill) in enumerate(zip(named, fills, strict=False)):
             given = run.input(position + 1)
             if given is not None:
                 frame.env[param.arg] = given
             elif fill == _DEFAULT and default is not None:
-                frame.env[param.arg] = self.expressions.eval(default, empty)
+                frame.env[param.arg] = self.expressions.eval(default, outside)
             else:
                 frame.env[param.arg] = as_annotated(param, unknown())
         if spec.vararg is not None:
             frame.env[spec.vararg.arg] = run.input(len(named) + 1) or Value("list")
         if spec.kwarg is not None:
-            frame.env[spec.kwarg.arg] = unknown()
-        for position, fill in enumerate(fills):
-            if fill is not None and fill.startswith(_GLOBAL):
-                frame.env[fill.removeprefix(_GLOBAL)] = run.input(position + 1) or unknown()
+            at = len(named) + 1 + (spec.vararg is not None)
+            frame.env[spec.kwarg.arg] = run.input(at) or unknown()
+        frame.env.update(outside.env)
         return frame
 
     # -- calls ------------------------------------------------------------------------
@@ -482,6 +544,11 @@ class Calls:
             call = partial_applied(call)
         func = named_attribute(call.func)
         piece = frame.piece
+        if isinstance(func, ast.Attribute) and is_super(func.value) and \
+                frame.self_value is not None and \
+                (method := self.super_method(frame, func.attr)) is not None:
+            args, kwargs = self.arguments(call, frame)
+            return self.call_function(method, args, kwargs, frame.self_value, (piece, call))
         if isinstance(func, ast.Attribute):
             owner = self.expressions.eval(func.value, frame)
             attrs = owner.attrs or {}
@@ -489,6 +556,10 @@ class Calls:
                 callee = attrs[func.attr]  # self.relu(x): a module held by self
             elif owner.kind != "function":
                 return self.call_method(owner, func.attr, call, frame)
+            elif func.attr == "apply" and isinstance(owner.const, ClassInfo) and \
+                    is_autograd_function(self.state, owner.const):
+                args, kwargs = self.arguments(call, frame)
+                return self.apply_function(owner.const, args, kwargs, piece, call)
             elif isinstance(owner.const, ClassInfo) and func.attr in owner.const.methods:
                 # ``Ops.scale_(x)``: a function of the class, given the class itself when
                 # it is a classmethod, nothing when static, else its arguments as they are.
@@ -507,6 +578,9 @@ class Calls:
             return self.call_module(callee, args, piece, call, text_of(piece, func), first)
         if callee.kind != "function":
             return unknown()
+        if callee.items is not None:
+            args, kwargs = self.arguments(call, frame)
+            return self.call_partial(callee, call, frame, args, kwargs)
         const = callee.const
         if isinstance(const, FunctionInfo):
             args, kwargs = self.arguments(call, frame)
@@ -518,6 +592,27 @@ class Calls:
             args, kwargs = self.arguments(call, frame)
             return self.instantiate(const, (piece, call), args, kwargs)
         return self.call_named(callee.name, call, frame)
+
+    def super_method(self, frame: Frame, name: str) -> FunctionInfo | None:
+        """``super().name``: the method of that name a base of the class whose method is
+        running defines, when the bases are the project's."""
+        if not self.state.stack:
+            return None
+        running = self.state.stack[-1]
+        reads = self.state.run.reads
+        program = frame.program
+        for info in program.classes.values():
+            if not any(method.node is running for method in info.methods.values()):
+                continue
+            for base in info.bases:
+                base_info = program.base_class(info, base, reads)
+                if base_info is None:
+                    continue
+                found = self.state.program_at(base_info.path).method(base_info, name, reads)
+                if found is not None:
+                    return found[1]
+            return None
+        return None
 
     def arguments(self, call: ast.Call,
                   frame: Frame) -> tuple[list[Value], dict[str, Value]]:
@@ -536,6 +631,8 @@ class Calls:
             value = self.expressions.eval(keyword.value, frame)
             if keyword.arg is not None:
                 kwargs[keyword.arg] = value
+            elif value.kind == "list" and value.name == MAPPING and value.attrs is not None:
+                kwargs.update(value.attrs)  # ``**config``: a dict of known keys
         return args, kwargs
 
     def call_named(self, name: str, call: ast.Call, frame: Frame) -> Value:
@@ -544,6 +641,79 @@ class Calls:
         if name == "map" and definition is None and (mapped := map_as_comprehension(call)):
             return self.expressions.eval(mapped, frame)
         args, kwargs = self.arguments(call, frame)
+        return self.call_given(name, definition, call, frame, args, kwargs)
+
+    def apply_function(self, info: ClassInfo, args: list[Value], kwargs: dict[str, Value],
+                       piece: Piece, call: ast.Call) -> Value:
+        """``Fn.apply(...)`` of a custom autograd Function: its forward run with grad off
+        on a ``ctx``; then what ``ctx.save_for_backward`` kept is saved for ``Fn``'s
+        backward, an input it marked dirty was written in place, an input returned as
+        it was is a view no in-place op may write, and the outputs require grad when an
+        input does."""
+        run = self.state.run
+        autograd = run.autograd
+        reads = run.reads
+        found = self.state.program_at(info.path).method(info, "forward", reads)
+        if found is None:
+            return unknown()
+        context = FunctionContext()
+        ctx = Value("module", spec=context, attrs={})
+        inputs, fills = self._bind(found[1], [ctx, *args], kwargs, None, True)
+        out = self._inline(found[1], inputs, fills, False, (piece, call))
+        given = [a for a in [*args, *kwargs.values()] if is_tensorish(a)]
+        graph = any_grad(given) if autograd.grad_enabled else False
+        label = f"{info.name}.apply"
+        dirty = {id(s) for value in context.dirty for s in value.storages}
+        for value in context.dirty:
+            autograd.write(value, piece, call, label)
+        passed = {id(s) for value in given for s in value.storages}
+
+        def output(value: Value) -> Value:
+            if value.kind == "list" and value.items is not None:
+                return Value("list", items=[output(item) for item in value.items])
+            if not is_tensorish(value):
+                return value
+            ids = {id(s) for s in value.storages}
+            # An input returned as it was, or a view made inside: both are views autograd
+            # cannot rebase onto the Function's backward.
+            viewed = (bool(ids & passed) and not ids & dirty) or \
+                (value.view is not None and value.view != "data")
+            return Value("tensor", value.storages, graph, view="custom" if viewed else None,
+                         history=tuple(given))
+
+        result = output(out)
+        if graph is not False:
+            made = {id(s) for value in (result.items or [result]) for s in value.storages}
+            for save_piece, save_node, value in context.saved:
+                if not is_tensorish(value):
+                    continue
+                role = "output" if {id(s) for s in value.storages} & made else "input"
+                for storage in value.storages:
+                    autograd.add_save(storage, Save(
+                        save_piece, save_node, f"{info.name}.forward|{info.name}", role,
+                        "high" if graph is True else "medium", result, autograd.via))
+        return result
+
+    def call_partial(self, partial: Value, call: ast.Call, frame: Frame,
+                     args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """A ``functools.partial`` object called: what it wraps, given the arguments it
+        holds before the call's own (``act_layer = partial(nn.ReLU, inplace=True)``,
+        then ``act_layer()``)."""
+        args = [*(partial.items or []), *args]
+        kwargs = {**(partial.attrs or {}), **kwargs}
+        const = partial.const
+        if isinstance(const, FunctionInfo):
+            return self.call_function(const, args, kwargs, None, (frame.piece, call))
+        definition = const if isinstance(const, ClassInfo) else None
+        if definition is None and not partial.name:
+            return unknown()
+        return self.call_given(partial.name, definition, call, frame, args, kwargs)
+
+    def call_given(self, name: str, definition: object, call: ast.Call, frame: Frame,
+                   args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """``call_named`` once the arguments are values."""
+        if name == "functools.partial" and definition is None and args:
+            return partial_of(args[0], args[1:], kwargs)
         if isinstance(definition, ClassInfo):
             return self.instantiate(definition, (frame.piece, call), args, kwargs)
         if isinstance(definition, FunctionInfo):
@@ -560,6 +730,13 @@ class Calls:
                 self.expressions.element_of(args[0])
         if name == "iter" and len(args) == 1:
             return args[0]
+        if name == "sum" and args and args[0].kind == "list":
+            # ``sum(x * w for x, w in zip(xs, ws))``: a new tensor when its items are.
+            item = self.expressions.element_of(args[0])
+            if is_tensorish(item):
+                total = self.state.run.autograd.fresh(item.requires_grad)
+                total.history = (item,)
+                return total
         if name in SMALL_BUILTINS:
             if name == "range":
                 return self.small_range(args)
@@ -694,6 +871,12 @@ class Calls:
         if owner.kind == "list" and owner.name == MAPPING and \
                 name not in ("items", "values", "keys", "get"):
             owner.attrs = None  # update, pop, setdefault...: its items are no longer known
+        if owner.kind == "list" and owner.name == MAPPING and owner.attrs is not None and \
+                name in ("items", "values", "keys"):
+            known = owner.attrs  # each item, in order
+            return Value("list", items=[
+                {"items": Value("list", items=[constant(key), value]), "values": value,
+                 "keys": constant(key)}[name] for key, value in known.items()])
         if owner.kind == "list" and owner.name == MAPPING and owner.element is not None and \
                 name in ("items", "values", "keys"):
             pair = owner.element
@@ -790,7 +973,9 @@ class Calls:
             self.state.observe(*args[:1])
             mode = name == "train" and not (args and args[0].kind == "const" and
                                             args[0].const is False)
-            owner.attrs["training"] = constant(mode)
+            for module in submodules(owner):  # as torch sets every child's mode
+                if module.attrs is not None and isinstance(module.spec, UserModule):
+                    module.attrs["training"] = constant(mode)
             return owner
         if name in MODULE_RETURNS_SELF:
             return owner
@@ -813,17 +998,47 @@ class Calls:
         if name == "forward":
             return self.call_module(owner, args, frame.piece, call,
                                     text_of(frame.piece, call.func))
+        if isinstance(owner.spec, FunctionContext):
+            if name == "save_for_backward":
+                owner.spec.saved += [(frame.piece, call, value) for value in args]
+            elif name == "mark_dirty":
+                owner.spec.dirty += args
+            return constant(None)
+        if name in ("register_full_backward_hook", "register_full_backward_pre_hook"):
+            if isinstance(owner.spec, NnModule):
+                owner.spec.hooks = owner.spec.hooks + (BACKWARD_HOOK,)
+            elif isinstance(owner.spec, UserModule) and owner.attrs is not None:
+                owner.attrs[BACKWARD_HOOK] = constant(True)
+            return unknown()
         if name == "register_forward_hook" and args and isinstance(owner.spec, NnModule):
-            # A hook it cannot follow (a lambda, a bound method) may replace the output.
+            # A hook it cannot follow (a lambda, a bound method) may replace the output,
+            # unless it is a method that returns nothing (one that keeps the output).
             hook = args[0].const if isinstance(args[0].const, FunctionInfo) else None
-            owner.spec.hooks = owner.spec.hooks + (hook,)
+            callback = self.bound_method(call.args[0], frame) if call.args else None
+            if hook is not None or callback is None or returns_value(callback):
+                owner.spec.hooks = owner.spec.hooks + (hook,)
         return unknown()
+
+    def bound_method(self, expr: ast.expr, frame: Frame) -> FunctionInfo | None:
+        """The method ``self.store`` names, on an instance of a project class."""
+        if not isinstance(expr, ast.Attribute):
+            return None
+        owner = self.expressions.eval(expr.value, frame)
+        if owner.kind != "module" or not isinstance(owner.spec, UserModule) or \
+                (owner.attrs is not None and expr.attr in owner.attrs):
+            return None
+        info = class_of(self.state, owner.spec)
+        found = None if info is None else \
+            self.state.program_at(info.path).method(info, expr.attr, self.state.run.reads)
+        return None if found is None else found[1]
 
     def _hooked(self, module: Value, args: list[Value], output: Value, piece: Piece,
                 node: ast.AST) -> Value:
         """A module's output after its forward hooks ran on it."""
         assert isinstance(module.spec, NnModule)
         for hook in module.spec.hooks:
+            if hook is BACKWARD_HOOK:
+                continue
             if hook is None:
                 output = unknown()
                 continue
@@ -837,11 +1052,22 @@ class Calls:
         return output
 
     def call_module(self, module: Value, args: list[Value], piece: Piece, node: ast.AST,
-                    label: str, argument: ast.expr | None = None) -> Value:
+                    label: str, argument: ast.expr | None = None,
+                    hooked: bool = False) -> Value:
         """Call a module on ``args``; ``argument`` is the caller's expression for the
         input, when the module receives it directly (to fix a write into it)."""
         run = self.state.run
         spec = module.spec
+        if not hooked and run.autograd.grad_enabled and (
+                (isinstance(spec, NnModule) and BACKWARD_HOOK in spec.hooks) or
+                (isinstance(spec, UserModule) and BACKWARD_HOOK in (module.attrs or {}))):
+            # A full backward hook runs the module between two BackwardHookFunctions:
+            # what it is given (when any of it requires grad) and what it returns are
+            # views no in-place op may write.
+            if any(is_tensorish(a) and a.requires_grad is not False for a in args):
+                args = [behind_backward_hook(a) for a in args]
+            return behind_backward_hook(self.call_module(module, args, piece, node, label,
+                                                         argument, hooked=True))
         if isinstance(spec, NnModule):
             facts = spec.facts
             if spec.identity:

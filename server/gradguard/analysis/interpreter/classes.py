@@ -41,11 +41,21 @@ def has_layer_parameters(state: State, spec: UserModule) -> bool:
 
 def is_sequential(state: State, info: ClassInfo) -> bool:
     """Whether a user class derives from ``nn.Sequential`` (through its own classes)."""
+    return derives_from(state, info, "torch.nn.Sequential")
+
+
+def is_autograd_function(state: State, info: ClassInfo) -> bool:
+    """Whether a user class is a custom ``torch.autograd.Function``."""
+    return derives_from(state, info, "torch.autograd.Function")
+
+
+def derives_from(state: State, info: ClassInfo, base: str) -> bool:
+    """Whether a user class derives from the torch class ``base`` (through its own)."""
     current: ClassInfo | None = info
     for _ in range(MAX_DEPTH):
         if current is None:
             return False
-        if "torch.nn.Sequential" in current.bases:
+        if base in current.bases:
             return True
         current = parent_of(state, current)
     return False

@@ -357,10 +357,22 @@ class Expressions:
                 return Value("list")
             return Value("list", items=left.items + right.items)
         symbol = BINARY_SYMBOLS.get(type(expr.op), "")
+        if isinstance(expr.op, ast.Mult) and left.kind == "list" and left.items is not None \
+                and right.kind == "const" and type(right.const) is int and \
+                right.const not in UNKNOWN and len(left.items) * right.const <= MAX_UNROLL:
+            # ``[hidden_dim] * (num_layers - 1)``: a list of known length.
+            self.state.observe(right)
+            return Value("list", items=left.items * max(right.const, 0))
         if left.kind != "tensor" and right.kind != "tensor":
             if is_text(left) or is_text(right):
                 return constant(UNKNOWN_STR)  # 'o_%d' % k, prefix + name
-            return constant(UNKNOWN_INT) if left.kind == right.kind == "const" else unknown()
+            if left.kind == right.kind == "const":
+                known = _arithmetic(left.const, right.const, expr.op)
+                if known is not None:
+                    self.state.observe(left, right)  # a summary holds for these numbers
+                    return constant(known)
+                return constant(UNKNOWN_INT)
+            return unknown()
         key = symbol
         inputs = [left, right]
         if not is_tensorish(left):
@@ -517,6 +529,32 @@ def _compare_pair(left: Value, right: Value, operator: ast.cmpop) -> bool | None
         return bool(a == b)
     if isinstance(operator, ast.NotEq):
         return bool(a != b)
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        # ``i < self.num_layers - 1``: numbers known on both sides.
+        if isinstance(operator, ast.Lt):
+            return a < b
+        if isinstance(operator, ast.LtE):
+            return a <= b
+        if isinstance(operator, ast.Gt):
+            return a > b
+        if isinstance(operator, ast.GtE):
+            return a >= b
+    return None
+
+
+def _arithmetic(a: object, b: object, operator: ast.operator) -> int | None:
+    """``num_layers - 1``: whole numbers known on both sides (not flags, not the
+    stand-ins for unknown ones)."""
+    if type(a) is not int or type(b) is not int or a in UNKNOWN or b in UNKNOWN:
+        return None
+    if isinstance(operator, ast.Add):
+        return a + b
+    if isinstance(operator, ast.Sub):
+        return a - b
+    if isinstance(operator, ast.Mult):
+        return a * b
+    if isinstance(operator, ast.FloorDiv) and b:
+        return a // b
     return None
 
 

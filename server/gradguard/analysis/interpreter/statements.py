@@ -280,6 +280,9 @@ class Statements:
         run.place = header
         iterable = self.expressions.eval(statement.iter, frame)
         run.place = None
+        if iterable.kind == "list" and iterable.name == MAPPING and iterable.attrs is not None:
+            # A dict (of layers) whose keys are known: each key, in order.
+            iterable = Value("list", items=[constant(key) for key in iterable.attrs])
         if iterable.kind == "list" and iterable.items is not None and \
                 len(iterable.items) <= MAX_UNROLL:
             for item in list(iterable.items):
@@ -430,7 +433,10 @@ class Statements:
                          frame: Frame) -> None:
         """``d[key] = v`` on a mapping: that item replaced (any, if the key is unknown)."""
         key = self.expressions.eval(target.slice, frame)
-        if owner.element is not None and owner.element.items is not None:
+        if owner.element is None and owner.attrs == {}:
+            # The first item of a mapping made empty (``nn.ModuleDict()``).
+            owner.element = Value("list", items=[constant(UNKNOWN_STR), value])
+        elif owner.element is not None and owner.element.items is not None:
             pair = owner.element.items
             owner.element = Value("list", items=[pair[0], self.state.join(pair[1], value)])
         if owner.attrs is not None and key.kind == "const" and isinstance(key.const, str) \

@@ -8,6 +8,7 @@ import ast
 
 from gradguard.analysis.interpreter.fix_planning import FixPlanning
 from gradguard.analysis.interpreter.state import (
+    MAPPING,
     UNKNOWN,
     UNKNOWN_INT,
     Frame,
@@ -100,6 +101,14 @@ class TorchApi:
                 return Value("list", items=None if args[0].items is None
                              else list(args[0].items), element=args[0].element)
             return Value("list", items=[])
+        if name == "torch.nn.ModuleDict":
+            # A dict of layers, looked up by key as a dict literal's items are (also by a
+            # loop over its keys); one built empty takes what is set in it.
+            if args and args[0].kind == "list" and args[0].name == MAPPING:
+                given = args[0]
+                return Value("list", name=MAPPING, element=given.element,
+                             attrs=None if given.attrs is None else dict(given.attrs))
+            return Value("list", name=MAPPING, attrs={} if not args else None)
         if name in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
             requires = kwargs.get("requires_grad")
             self.state.observe(requires)
