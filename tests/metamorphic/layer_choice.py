@@ -169,6 +169,15 @@ def _literal(node: cst.BaseExpression) -> bool:
         isinstance(node, cst.Name) and node.value in ("True", "False", "None"))
 
 
+def literal_keywords(call: cst.Call) -> list[cst.Arg] | None:
+    """A layer call's keyword arguments, when it has some, all literals, and no ``*``."""
+    keywords = [arg for arg in call.args if arg.keyword is not None]
+    if not keywords or any(arg.star for arg in call.args) or \
+            not all(_literal(arg.value) for arg in keywords):
+        return None
+    return keywords
+
+
 class _KeywordConfig(cst.CSTTransformer):
     def __init__(self, module: cst.Module) -> None:
         super().__init__()
@@ -177,10 +186,8 @@ class _KeywordConfig(cst.CSTTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         found = layer_class(updated)
-        keywords = [arg for arg in updated.args if arg.keyword is not None]
-        if found is None or not keywords or any(arg.star for arg in updated.args):
-            return updated
-        if not all(_literal(arg.value) for arg in keywords):
+        keywords = literal_keywords(updated)
+        if found is None or keywords is None:
             return updated
         key = f"{found[1]}_{len(self.entries) + 1}"
         pairs = ", ".join(f"{arg.keyword.value!r}: {self.module.code_for_node(arg.value)}"
@@ -211,10 +218,8 @@ class _StoredPartial(cst.CSTTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         found = layer_class(updated)
-        keywords = [arg for arg in updated.args if arg.keyword is not None]
-        if found is None or found[0].split(".")[0] not in self.roots or not keywords or \
-                any(arg.star for arg in updated.args) or \
-                not all(_literal(arg.value) for arg in keywords):
+        keywords = literal_keywords(updated)
+        if found is None or found[0].split(".")[0] not in self.roots or keywords is None:
             return updated
         key = f"_MM_{found[1]}_{len(self.entries) + 1}"
         given = ", ".join(f"{arg.keyword.value}={self.module.code_for_node(arg.value)}"
