@@ -10,6 +10,11 @@ the handler's task) and tells listeners when the client cancels a request.
 It also leaves pygls's own copy of the open text documents out: the server keeps each
 document itself (``documents``), and keeping a second copy meant splitting a large
 file into lines once more on every keystroke.
+
+pygls 2 offers no public hook for either, so this overrides private members of pygls
+(``_handle_request``, ``_request_futures``, ``_handle_cancel_notification``,
+``fm.features``): pyproject.toml pins pygls to one minor version, and
+tests/server/test_pygls_private.py fails when a pygls release changes them.
 """
 
 from __future__ import annotations
