@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from rules import CASE_FILES
 
+from gradguard.analysis import findings
 from gradguard.analysis.hazard import Hazard, Span
 from gradguard.cli.formats import Finding, as_sarif
 from gradguard.rules import RULES, SEVERITIES, Rule
@@ -34,6 +35,15 @@ def test_a_rules_docs_page_is_titled_with_its_code_and_name(rule: Rule) -> None:
     assert rule.doc_url.endswith(f"/docs/rules/{rule.code}.md")
     assert f"[{rule.code}](docs/rules/{rule.code}.md)" in \
         (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def test_every_rule_is_reported_by_a_finding_class_and_every_class_reports_a_rule() -> None:
+    classes = [kind for kind in vars(findings).values() if isinstance(kind, type) and
+               kind.__module__ == findings.__name__ and isinstance(getattr(kind, "code", None),
+                                                                   str)]
+    assert sorted({kind.code for kind in classes}) == sorted(RULES)
+    assert sorted(kind.__name__ for kind in findings.KINDS) == \
+        sorted(kind.__name__ for kind in classes)
 
 
 @pytest.mark.parametrize("module", CASE_FILES, ids=lambda m: m.RULE)

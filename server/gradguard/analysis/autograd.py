@@ -12,8 +12,22 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import cast
 
-from gradguard.analysis.findings import Finding, Site, better, finding_key, surer
+from gradguard.analysis.findings import (
+    FORBIDDEN_VIEWS,
+    Finding,
+    ForbiddenView,
+    ForbiddenViewWritten,
+    LeafWrittenInPlace,
+    ParametersUpdatedBeforeBackward,
+    SavedTensorChangedSilently,
+    SavedTensorOverwritten,
+    Site,
+    better,
+    finding_key,
+    surer,
+)
 from gradguard.analysis.fix_plans import (
     CloneFirst,
     DataToGraph,
@@ -40,13 +54,7 @@ from gradguard.analysis.values import (
     lineage_key,
 )
 from gradguard.facts.table import Effect
-from gradguard.rules import (
-    FORBIDDEN_VIEW_WRITTEN,
-    LEAF_WRITTEN_IN_PLACE,
-    PARAMETERS_UPDATED_BEFORE_BACKWARD,
-    SAVED_TENSOR_CHANGED_SILENTLY,
-    SAVED_TENSOR_OVERWRITTEN,
-)
+from gradguard.rules import SAVED_TENSOR_CHANGED_SILENTLY, SAVED_TENSOR_OVERWRITTEN
 
 
 def _confidence(*levels: bool | None) -> Confidence | None:
@@ -340,9 +348,8 @@ class Autograd:
                 level = _lower(confidence, save.confidence)
                 if self.wants(finding_key(SAVED_TENSOR_CHANGED_SILENTLY, node, (save,)),
                               level, len(self.via)):
-                    self.report(Finding(SAVED_TENSOR_CHANGED_SILENTLY, piece, node, op,
-                                        level, (save,), via=self.via, layer=layer,
-                                        plan=plan))
+                    self.report(SavedTensorChangedSilently(piece, node, op, level, (save,),
+                                                           self.via, layer, plan))
         elif live and storage.param:
             # Any one save made for sure makes the later backward fail for sure.
             surest: Confidence = "high" if any(s.confidence == "high" for s in live) \
@@ -354,9 +361,8 @@ class Autograd:
                 level = _lower(confidence, save.confidence)
                 if self.wants(finding_key(SAVED_TENSOR_OVERWRITTEN, node, (save,)), level,
                               len(self.via)):
-                    self.report(Finding(SAVED_TENSOR_OVERWRITTEN, piece, node, op, level,
-                                        (save,), via=self.via, layer=layer,
-                                        plan=self.plan))
+                    self.report(SavedTensorOverwritten(piece, node, op, level, (save,),
+                                                       self.via, layer, self.plan))
 
     def _check_leaf_and_views(self, target: Value, piece: Piece, node: ast.AST, op: str,
                               layer: NnModule | None, confidence: Confidence) -> bool:
@@ -369,30 +375,32 @@ class Autograd:
         if grad is False:
             return False
         level: Confidence = confidence if grad is True else "medium"
-        if target.view is None and grad is True and any(s.leaf for s in target.storages):
-            code, detail = LEAF_WRITTEN_IN_PLACE, ""
-        elif target.view in ("leaf", "multi", "nograd", "hooked", "custom"):
-            code, detail = FORBIDDEN_VIEW_WRITTEN, target.view
-        else:
+        view = target.view
+        leaf = view is None and grad is True and any(s.leaf for s in target.storages)
+        if not leaf and view not in FORBIDDEN_VIEWS:
             return False
         # A leaf is written under no_grad or out of place, whichever the code means
         # (``leaf_plan``); a view of one is left to its author. Other views can be rebuilt.
-        plan = self.plan if detail in ("multi", "nograd") else None
-        if detail == "multi" and any(s.leaf for s in target.storages):
+        plan = self.plan if view in ("multi", "nograd") else None
+        if view == "multi" and any(s.leaf for s in target.storages):
             # A piece of a leaf's chunk or split (``bias.chunk(4)[1].fill_(1)``): an
             # initialisation, written under no_grad, or left to its author.
             plan = leaf_plan(self.plan, any(s.param for s in target.storages),
                              any(s.saves for s in target.storages))
             plan = plan if isinstance(plan, UnderNoGrad) else None
-        if code == LEAF_WRITTEN_IN_PLACE or detail == "leaf":
+        if leaf or view == "leaf":
             plan = leaf_plan(self.plan, any(s.param for s in target.storages),
                              any(s.saves for s in target.storages))
-            if detail == "leaf" and not isinstance(plan, UnderNoGrad):
+            if view == "leaf" and not isinstance(plan, UnderNoGrad):
                 # Rebuilt out of place, a view of a leaf would no longer write the leaf:
                 # only an update of state (under no_grad) keeps what the code computes.
                 plan = None
-        self.report(Finding(code, piece, node, op, level, detail=detail, via=self.via,
-                            layer=layer if code == FORBIDDEN_VIEW_WRITTEN else None, plan=plan))
+        if leaf:
+            self.report(LeafWrittenInPlace(piece, node, op, level, via=self.via, plan=plan))
+        else:
+            self.report(ForbiddenViewWritten(piece, node, op, level, via=self.via,
+                                             layer=layer, plan=plan,
+                                             view=cast(ForbiddenView, view)))
         return True
 
     def forget_graph(self) -> None:
@@ -437,14 +445,14 @@ class Autograd:
             saves = tuple(sorted(saves, key=lambda save: save.confidence != "high"))
             # One save per saving op: a layer saves its weight once per call.
             saves = tuple({id(save.node): save for save in reversed(saves)}.values())[::-1]
-            plan, detail = None, ""
+            plan, again = None, False
             if first.place is not None and place is not None:
                 plan = step_move(first.place, place)
-                if plan is None and first.place.block is place.block:
-                    detail = "again"  # the backward comes first: it runs again after
-            self.report(Finding(PARAMETERS_UPDATED_BEFORE_BACKWARD, first.piece, first.node,
-                                first.op, first.confidence, saves, detail=detail,
-                                via=self.via, plan=plan, backward=(piece, node)))
+                # The backward comes first: it runs again after the step.
+                again = plan is None and first.place.block is place.block
+            self.report(ParametersUpdatedBeforeBackward(
+                first.piece, first.node, first.op, first.confidence, saves, self.via,
+                plan=plan, backward=(piece, node), runs_again=again))
         if not retain:
             for storage in self.storages:
                 if storage.saves:

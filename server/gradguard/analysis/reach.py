@@ -4,7 +4,7 @@ gradient (a block scorer that returns ``topk(...).indices``).
 Backward visits only the ops a loss was computed from. A function that returns
 integers or booleans, stores nothing, calls no backward and writes no input holds its
 intermediate results for itself: a write into one of them after an op saved it breaks
-nothing. Such a finding is kept as a warning (``UNREACHED``), never an error: an
+nothing. Such a finding is kept as a warning (``unreached``), never an error: an
 unknown call may still have taken the tensor away.
 """
 
@@ -14,12 +14,10 @@ import ast
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
-from gradguard.analysis.findings import Finding
+from gradguard.analysis.findings import Finding, SavedTensorOverwritten
 from gradguard.analysis.syntax import Piece
 from gradguard.analysis.values import Save, Value, ancestry, lineage_key
-from gradguard.rules import SAVED_TENSOR_OVERWRITTEN
 
-UNREACHED = "unreached"
 # How deep the inputs' attributes and items are searched for what the function stored.
 _DEPTH = 4
 
@@ -44,7 +42,7 @@ def demote_unreached(findings: dict[tuple[object, ...], Finding], piece: Piece,
     and ``self``, as they are after the run; ``backwards``: how many it ran)."""
     if backwards or not returns or not all(without_gradient(v) for v in returns):
         return
-    mine = [f for f in findings.values() if f.code == SAVED_TENSOR_OVERWRITTEN and f.saves
+    mine = [f for f in findings.values() if isinstance(f, SavedTensorOverwritten) and f.saves
             and all(_made_in(save, piece, function) for save in f.saves)]
     if not mine:
         return
@@ -55,7 +53,7 @@ def demote_unreached(findings: dict[tuple[object, ...], Finding], piece: Piece,
         if finding in mine and not any(save.source is None or
                                        lineage_key(save.source) in reached
                                        for save in finding.saves):
-            findings[key] = replace(finding, confidence="medium", detail=UNREACHED)
+            findings[key] = replace(finding, confidence="medium", unreached=True)
 
 
 def _made_in(save: Save, piece: Piece, function: ast.AST) -> bool:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from gradguard.analysis.autograd import Autograd
-from gradguard.analysis.findings import Finding, Site
+from gradguard.analysis.findings import Finding, RootStopped, Site
 from gradguard.analysis.interpreter import Evaluator, OutOfBudget, SummaryCache
 from gradguard.analysis.interpreter.state import RunState
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, Reads
@@ -137,7 +137,7 @@ def _stopped(autograd: Autograd, site: Site | None, name: str, why: str) -> None
     """A note (GG901) at the first line of a function the analysis stopped in."""
     if site is not None:
         piece, node = site
-        autograd.report(Finding("GG901", piece, node, name, "high", detail=why))
+        autograd.report(RootStopped(piece, node, name, why=why))
 
 
 def release(autograd: Autograd) -> None:

@@ -426,12 +426,8 @@ class _Replay:
                                       len(via) + len(finding.via)):
                     continue
                 autograd.via = via + finding.via
-                autograd.report(Finding(finding.code, finding.piece, finding.node, finding.op,
-                                        finding.confidence,
-                                        tuple(self.save_of(s) for s in finding.saves),
-                                        finding.detail,
-                                        autograd.via, self.layer_of(finding.layer),
-                                        finding.plan))
+                autograd.report(finding.replayed(tuple(self.save_of(s) for s in finding.saves),
+                                                 autograd.via, self.layer_of(finding.layer)))
         finally:
             autograd.via, autograd.plan = outer_via, outer_plan
         for change in summary.changes:

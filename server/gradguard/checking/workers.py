@@ -22,9 +22,9 @@ from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING
 
 from gradguard.analysis.analyze import analyze_in_run, project_for
+from gradguard.analysis.findings import FileNotAnalysed
 from gradguard.analysis.interpreter import SummaryCache
 from gradguard.analysis.project import Project, read_file
-from gradguard.analysis.report import not_analysed
 from gradguard.analysis.syntax import SourceError
 from gradguard.checking.cache import digest
 from gradguard.checking.files import SourceFile, read
@@ -125,7 +125,8 @@ def _failed(path: str, reason: str, line: int = 0, column: int = 0,
     if line:
         cell, in_cell = cells.locate(line) if cells else (None, line)
         where = (f"cell {cell}:" if cell else "") + f"{in_cell}:{column}: "
-    return FileResult(path, [(os.path.abspath(path), not_analysed(reason, line, column))],
+    status = FileNotAnalysed(reason, line, column).hazard()
+    return FileResult(path, [(os.path.abspath(path), status)],
                       f"{where}{reason}", text_digest, cells=cells)
 
 

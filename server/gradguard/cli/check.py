@@ -23,6 +23,7 @@ from gradguard.checking.notebook import CellMap, NotebookError, program_of
 from gradguard.checking.results import FileResult
 from gradguard.cli.formats import FORMATTERS, Finding
 from gradguard.config import ProjectConfig, Selection, load
+from gradguard.rules import CODE_SKIPPED, FILE_NOT_ANALYSED
 
 
 def project_roots(paths: list[str]) -> tuple[str, ...]:
@@ -99,9 +100,9 @@ def exit_status(found: list[Finding], missing: bool = False) -> int:
     if missing:
         return EXIT_USAGE
     codes = {finding.hazard.code for finding in found}
-    if "GG900" in codes:
+    if FILE_NOT_ANALYSED in codes:
         return EXIT_NOT_ANALYSED
-    return EXIT_FOUND if codes - {"GG901"} else EXIT_CLEAN
+    return EXIT_FOUND if codes - {CODE_SKIPPED} else EXIT_CLEAN
 
 
 def _cells(path: str) -> CellMap | None:
@@ -155,7 +156,7 @@ def run_fix(paths: list[str], selection: Selection, diff: bool, discovery: Disco
         fixed += count
         left.extend(Finding(path, hazard, cells) for hazard in remaining)
     verb = "would fix" if diff else "fixed"
-    failed = [f for f in left if f.hazard.code == "GG900"]
+    failed = [f for f in left if f.hazard.code == FILE_NOT_ANALYSED]
     print(f"gradguard: {verb} {fixed} hazard(s); {len(left) - len(failed)} left without a "
           f"safe fix" + (f"; {len(failed)} file(s) not analysed" if failed else ""),
           file=sys.stderr)

@@ -9,8 +9,8 @@ import tempfile
 from pathlib import Path
 
 from gradguard.analysis.analyze import analysis_of_run, analyze_source
+from gradguard.analysis.findings import FileNotAnalysed
 from gradguard.analysis.hazard import Hazard
-from gradguard.analysis.report import not_analysed
 from gradguard.analysis.syntax import SourceError, parse
 from gradguard.checking.files import read, shown_path
 from gradguard.checking.notebook import CellMap, NotebookError, parse_notebook
@@ -57,13 +57,14 @@ def fix_run(paths: list[str], selection: Selection, diff: bool,
             continue
         source = read(path)
         if source.text is None:
-            error = not_analysed(source.error or "cannot read", source.line, source.column)
-            done.append((path, 0, [error], None))
+            unread = FileNotAnalysed(source.error or "cannot read", source.line, source.column)
+            done.append((path, 0, [unread.hazard()], None))
             continue
         try:
             parse(source.text)  # a file that does not parse is not analysed: say so
         except SourceError as error:
-            done.append((path, 0, [not_analysed(str(error), error.line, error.column)], None))
+            unparsed = FileNotAnalysed(str(error), error.line, error.column)
+            done.append((path, 0, [unparsed.hazard()], None))
             continue
         absolute = os.path.abspath(path)
         sources[absolute] = (BOM if source.bom else "") + source.text
@@ -109,13 +110,14 @@ def fix_notebook_file(path: str, selection: Selection,
     """Fix one notebook (or print its diff)."""
     source = read(path)
     if source.text is None:
-        return 0, [not_analysed(source.error or "cannot read", source.line, source.column)], None
+        unread = FileNotAnalysed(source.error or "cannot read", source.line, source.column)
+        return 0, [unread.hazard()], None
     try:
         result, new_text, cells = _fix_notebook(source.text, selection)
     except SourceError as error:
-        return 0, [not_analysed(str(error), error.line, error.column)], None
+        return 0, [FileNotAnalysed(str(error), error.line, error.column).hazard()], None
     except NotebookError as error:
-        return 0, [not_analysed(str(error))], None
+        return 0, [FileNotAnalysed(str(error)).hazard()], None
     if result.error is not None:
         print(f"gradguard: {path}: {result.error}", file=sys.stderr)
     if new_text != source.text:

@@ -23,7 +23,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from gradguard.analysis.report import not_analysed
+from gradguard.analysis.findings import FileNotAnalysed
 from gradguard.rules import FILE_NOT_ANALYSED, RULES
 from gradguard.server import collector
 from gradguard.server.diagnostics import build_outcome, empty_outcome, syntax_problems
@@ -139,6 +139,6 @@ class Scheduler:
             unit.analysis = unit.fresh_analysis(settings.incremental)
             reason = RULES[FILE_NOT_ANALYSED].message(
                 "crash", error=f"{type(error).__name__}: {error}")
-            return build_outcome(snapshot, [not_analysed(reason)], [])
+            return build_outcome(snapshot, [FileNotAnalysed(reason).hazard()], [])
         finally:
             collector.after_analysis()

@@ -7,7 +7,7 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
-from gradguard.analysis.findings import Finding
+from gradguard.analysis.findings import ExpressionSkipped
 from gradguard.analysis.graph_guards import GRAPH, polarity, returned_expression
 from gradguard.analysis.interpreter.classes import has_layer_parameters
 from gradguard.analysis.interpreter.state import (
@@ -85,9 +85,8 @@ class Expressions:
     def eval_skipped(self, expr: Skipped, frame: Frame) -> Value:
         """Code nested too deeply to follow: an unknown value, and a note that says so."""
         run = self.state.run
-        run.autograd.report(Finding("GG901", frame.piece, expr, "", "high",
-                                    detail=f"an expression nested {expr.depth} levels deep",
-                                    via=run.autograd.via))
+        run.autograd.report(ExpressionSkipped(frame.piece, expr, via=run.autograd.via,
+                                              depth=expr.depth))
         return unknown()
 
     def eval_constant(self, expr: ast.Constant, frame: Frame) -> Value:
