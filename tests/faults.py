@@ -20,29 +20,29 @@ from typing import Any
 
 
 def segfault_on(name: str) -> None:
-    import gradguard.checking.workers as workers
+    from gradguard.analysis.analyze import ProjectRun
 
-    analyze = workers.analyze_in_run
+    analyze = ProjectRun.file
 
-    def crashing(path: str, *args: Any, **kwargs: Any) -> Any:
+    def crashing(run: ProjectRun, path: str, *args: Any, **kwargs: Any) -> Any:
         if path.endswith(name):
             ctypes.string_at(0)  # reads address 0: the process dies by SIGSEGV
-        return analyze(path, *args, **kwargs)
+        return analyze(run, path, *args, **kwargs)
 
-    workers.analyze_in_run = crashing
+    ProjectRun.file = crashing  # type: ignore[method-assign]
 
 
 def raise_in_check_on(name: str) -> None:
-    import gradguard.checking.workers as workers
+    from gradguard.analysis.analyze import ProjectRun
 
-    analyze = workers.analyze_in_run
+    analyze = ProjectRun.file
 
-    def failing(path: str, *args: Any, **kwargs: Any) -> Any:
+    def failing(run: ProjectRun, path: str, *args: Any, **kwargs: Any) -> Any:
         if path.endswith(name):
             raise RuntimeError("injected fault")
-        return analyze(path, *args, **kwargs)
+        return analyze(run, path, *args, **kwargs)
 
-    workers.analyze_in_run = failing
+    ProjectRun.file = failing  # type: ignore[method-assign]
 
 
 def raise_on(marker: str) -> None:

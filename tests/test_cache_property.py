@@ -84,7 +84,7 @@ def _write(root: Path, name: str, text: str | None) -> None:
 
 def _check(capsys: pytest.CaptureFixture[str], *options: str) -> tuple[int, object]:
     # Each run is a new process in real use: nothing of an earlier run's project is kept.
-    workers._projects.clear()
+    workers._runs.clear()
     capsys.readouterr()
     status = main(["check", ".", "--format", "json", "--jobs", "1", *options])
     out = capsys.readouterr().out

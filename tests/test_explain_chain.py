@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from gradguard.analysis.analyze import analyze_file, project_for
+from gradguard.analysis.analyze import ProjectRun, project_for
 from gradguard.analysis.findings import Finding
 from gradguard.explain.chain import Chain, chain_of, render
 from gradguard.explain.findings import findings_of_file, shown_at
@@ -59,8 +59,7 @@ def _chains_at(case: corpus.Case) -> dict[tuple[str, int], list[tuple[Finding, C
 
 def _reported_lines(case: corpus.Case) -> set[tuple[str, int]]:
     """The (file, line) of every chained hazard ``check``'s analysis reports for the case."""
-    project = project_for([str(case.folder)])
-    result = analyze_file(str(case.path), case.path.read_text("utf-8"), project)
+    result = ProjectRun([str(case.folder)]).file(str(case.path), case.path.read_text("utf-8"))
     return {_place(path, line) for path, hazards in result.found.items() for h in hazards
             if h.code in CHAINED for line in range(h.span.line, h.span.end_line + 1)}
 

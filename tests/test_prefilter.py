@@ -5,7 +5,7 @@ can is neither run nor built."""
 from __future__ import annotations
 
 from gradguard.analysis.analyze import program_of
-from gradguard.analysis.prefilter import methods_reaching, reaching
+from gradguard.analysis.prefilter import candidate_methods, candidate_roots
 
 HEADER = '''import torch
 import torch.nn as nn
@@ -14,8 +14,8 @@ import torch.nn as nn
 
 def _methods(body: str) -> dict[str, set[str]]:
     source = HEADER + body
-    found = reaching(source)
-    return methods_reaching(source, program_of("m.py", source), found)
+    found = candidate_roots(source)
+    return candidate_methods(source, program_of("m.py", source), found)
 
 
 def test_a_method_with_a_write_of_its_own_is_run_and_its_siblings_are_not() -> None:

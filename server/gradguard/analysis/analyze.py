@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from gradguard.analysis.findings import Finding, better
 from gradguard.analysis.hazard import Hazard, distinct
 from gradguard.analysis.interpreter import SummaryCache
-from gradguard.analysis.prefilter import methods_reaching, reaching
+from gradguard.analysis.prefilter import candidate_methods, candidate_roots
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, Reads, build_program
 from gradguard.analysis.project import Project, read_file
 from gradguard.analysis.report import to_hazard
@@ -22,8 +22,7 @@ from gradguard.analysis.syntax import Piece, SourceError, parse
 from gradguard.config import Selection
 from gradguard.text import source_lines
 
-__all__ = ["ProjectFindings", "Selection", "SourceError", "analysis_in_project",
-           "analysis_of_run", "analyze_file", "analyze_in_run", "analyze_source",
+__all__ = ["ProjectFindings", "ProjectRun", "Selection", "SourceError", "analyze_source",
            "findings_in_project", "may_hold_hazards", "project_for"]
 
 
@@ -74,9 +73,9 @@ def analyze_source(source: str, selection: Selection | None = None,
     program = program_of(path, source)
     cache = SummaryCache()
     programs = {path: program}
-    wanted = reaching(source)
+    wanted = candidate_roots(source)
     findings = merge(run_root(programs, root, cache, inline_methods=True) for root in
-                     roots(program, wanted, methods=methods_reaching(source, program, wanted)))
+                     roots(program, wanted, methods=candidate_methods(source, program, wanted)))
     if not findings:
         return []
     lines = source_lines(source)
@@ -97,15 +96,15 @@ def _parsed_or_none(path: str, source: str) -> Program | None:
         return None
 
 
-def _reaching_of(text: str, strong: bool) -> set[str]:
-    return reaching(text, candidate=STRONG if strong else CANDIDATE)
+def _candidates_of(text: str, strong: bool) -> set[str]:
+    return candidate_roots(text, candidate=STRONG if strong else CANDIDATE)
 
 
 def project_for(roots: list[str],
                 read: Callable[[str], str | None] = read_file) -> Project:
     """A project whose files are read (from disk, by default), parsed and pre-filtered
     on first use."""
-    return Project(roots, read=read, parse=_parsed_or_none, reaching=_reaching_of)
+    return Project(roots, read=read, parse=_parsed_or_none, candidates=_candidates_of)
 
 
 @dataclass(frozen=True)
@@ -127,7 +126,7 @@ class ProjectFindings:
 def findings_in_project(path: str, source: str, project: Project, uncertain: bool = False,
                         cache: SummaryCache | None = None) -> ProjectFindings:
     """What the analysis of one file finds, in it and in the project's files it imports,
-    before any is selected, located or silenced (``analyze_file``'s hazards, and the
+    before any is selected, located or silenced (``ProjectRun.file``'s hazards, and the
     chains ``gradguard explain`` follows, are made from these)."""
     program = project.programs.get(path)
     if program is None or project.texts.get(path) != source:
@@ -142,11 +141,11 @@ def findings_in_project(path: str, source: str, project: Project, uncertain: boo
             answers[name] = _imported_candidate(program, project, name, looked)
         return answers[name]
 
-    wanted = reaching(source, imported)
+    wanted = candidate_roots(source, imported)
     if not wanted or not (may_hold_hazards(source, uncertain) or
                           _imports_torch_code(program, project, uncertain, looked)):
         return ProjectFindings([], looked.paths() - {path})
-    methods = methods_reaching(source, program, wanted, lambda name: imported(name) is not None)
+    methods = candidate_methods(source, program, wanted, lambda name: imported(name) is not None)
     cache = cache or SummaryCache()
     results = []
     for root in roots(program, wanted, methods=methods):
@@ -155,28 +154,6 @@ def findings_in_project(path: str, source: str, project: Project, uncertain: boo
     read = (looked.paths() | frozenset(p for result in results
                                        for p in result.reads.paths())) - {path}
     return ProjectFindings(merge(results), read)
-
-
-def analyze_file(path: str, source: str, project: Project,
-                 selection: Selection | None = None,
-                 cache: SummaryCache | None = None) -> FileAnalysis:
-    """The hazards one file's code leads to, by the file each is in: its own, and those
-    in the project's files it imports (a loss module writing into what the model saved).
-
-    ``cache`` keeps summaries between files of one project (each file is parsed once).
-    """
-    uncertain = (selection or Selection()).uncertain
-    analysis = findings_in_project(path, source, project, uncertain, cache)
-    by_path: dict[str, list[Finding]] = {}
-    for finding in analysis.findings:
-        by_path.setdefault(finding.piece.path, []).append(finding)
-    found = {}
-    for where, located in by_path.items():
-        lines = source_lines(project.text_of(where))
-        hazards = to_hazards(located, where, lines, selection)
-        if hazards:
-            found[where] = hazards
-    return FileAnalysis(found, analysis.read)
 
 
 # The objects an analysis may keep between runs (Python's count of allocated small
@@ -208,68 +185,79 @@ def _trim(project: Project, cache: SummaryCache) -> None:
         gc.collect()
 
 
-def analysis_in_project(path: str, roots: list[str],
-                        read: Callable[[str], str | None] = read_file,
-                        selection: Selection | None = None) -> Callable[[str], list[Hazard]]:
-    """How the fix engine analyses the texts a fix makes of the file at ``path``: with the
-    project's imports followed, as ``check`` reports its hazards (a step in a training
-    script is a hazard because of what the model in another file saves). Each text gets
-    a project of its own, so that no other analysis ever reads a text still on trial."""
+class ProjectRun:
+    """Analysing files of one project as ``check`` does: each file from its own roots,
+    its imports followed, the project's parsed files and their functions' summaries
+    shared by all (a file is parsed once, a function summarised once per calling
+    context). The one way ``check`` (its workers), ``check --fix``, the fix engine
+    and the server's fix-all analyse a project's files.
 
-    def analyse(text: str) -> list[Hazard]:
-        return analyze_file(path, text, project_for(roots, read), selection).found.get(path, [])
+    ``texts`` stand in for the files' own (the texts a round of fixes made); a run is
+    meant for one set of texts: the texts of another round get a run of their own, so
+    that no analysis reads a text of an earlier one.
+    """
 
-    return analyse
+    def __init__(self, roots: Sequence[str], read: Callable[[str], str | None] = read_file,
+                 selection: Selection | None = None,
+                 texts: Mapping[str, str] | None = None) -> None:
+        self.read = _overlaid(texts, read) if texts else read
+        self.project = project_for(list(roots), self.read)
+        self.summaries = SummaryCache()
+        self.selection = selection
 
+    def file(self, path: str, source: str) -> FileAnalysis:
+        """The hazards one file's code leads to, by the file each is in: its own, and
+        those in the project's files it imports (a loss module writing into what the
+        model saved). The file's program and summaries are kept only if another file
+        imports it: the files of a run are many, and each is analysed once."""
+        project, cache = self.project, self.summaries
+        imported = project.programs.get(path) is not None
+        try:
+            analysis = findings_in_project(path, source, project,
+                                           (self.selection or Selection()).uncertain, cache)
+            by_path: dict[str, list[Finding]] = {}
+            for finding in analysis.findings:
+                by_path.setdefault(finding.piece.path, []).append(finding)
+            found = {}
+            for where, located in by_path.items():
+                # Read while the file's own text is still the project's.
+                lines = source_lines(project.text_of(where))
+                hazards = to_hazards(located, where, lines, self.selection)
+                if hazards:
+                    found[where] = hazards
+            return FileAnalysis(found, analysis.read)
+        finally:
+            if imported:
+                project.unpin(path)
+            else:
+                project.discard(path)
+                cache.forget_file(path)
 
-def analyze_in_run(path: str, source: str, project: Project, selection: Selection | None,
-                   cache: SummaryCache) -> FileAnalysis:
-    """``analyze_file`` for one file of a run over many (``check``, ``check --fix``),
-    sharing one project and its summaries. The file's program and summaries are kept
-    only if another file imports it: the files of a run are many, and each is analysed
-    once."""
-    imported = project.programs.get(path) is not None
-    try:
-        return analyze_file(path, source, project, selection, cache)
-    finally:
-        if imported:
-            project.unpin(path)
-        else:
-            project.discard(path)
-            cache.forget_file(path)
-
-
-def analysis_of_run(paths: Sequence[str], roots: list[str],
-                    read: Callable[[str], str | None] = read_file,
-                    selection: Selection | None = None,
-                    ) -> Callable[[Mapping[str, str]], dict[str, list[Hazard]]]:
-    """How ``check --fix`` analyses the texts its fixes make of the files of a run: as
-    ``check`` does, every file of the run in one project, its imports followed, and
-    the hazards gathered by the file each is in (a write in an imported loss module is
-    found from the training script that calls it). A hazard found from several files
-    counts once. The texts given replace the files' own; each analysis gets a project
-    of its own, so that none reads a text of an earlier round."""
-
-    def analyse(texts: Mapping[str, str]) -> dict[str, list[Hazard]]:
-        def current(path: str) -> str | None:
-            return texts[path] if path in texts else read(path)
-
-        project = project_for(roots, current)
-        cache = SummaryCache()
+    def files(self, paths: Iterable[str]) -> dict[str, list[Hazard]]:
+        """The hazards of the files ``paths``, by the file each is in (a write in an
+        imported loss module is found from the training script that calls it), each
+        once, as ``check`` shows them. A file that cannot be analysed is left out: the
+        caller reports it (GG900)."""
         found: list[tuple[str, Hazard]] = []
         for path in paths:
-            source = current(path)
+            source = self.read(path)
             if source is None:
                 continue
             try:
-                analysis = analyze_in_run(path, source, project, selection, cache)
+                analysis = self.file(path, source)
             except (SourceError, RecursionError):
-                continue  # not analysed: the caller reports the file (GG900)
+                continue
             found += [(where, hazard) for where, hazards in analysis.found.items()
                       for hazard in hazards]
-        return distinct(found)  # as ``check`` shows them
+        return distinct(found)
 
-    return analyse
+
+def _overlaid(texts: Mapping[str, str],
+              read: Callable[[str], str | None]) -> Callable[[str], str | None]:
+    def read_overlaid(path: str) -> str | None:
+        return texts[path] if path in texts else read(path)
+
+    return read_overlaid
 
 
 def _imported_candidate(program: Program, project: Project, name: str,
@@ -283,11 +271,11 @@ def _imported_candidate(program: Program, project: Project, name: str,
             not qualified.rpartition(".")[0].strip("."):
         return None
     found = project.resolve(program, qualified, reads)
-    if isinstance(found, ClassInfo) and found.name in project.reaching(found.path,
+    if isinstance(found, ClassInfo) and found.name in project.candidates(found.path,
                                                                        reads=reads):
         return "class"
     if isinstance(found, FunctionInfo) and \
-            found.name in project.reaching(found.path, strong=True, reads=reads):
+            found.name in project.candidates(found.path, strong=True, reads=reads):
         return "function"
     return None
 

@@ -31,7 +31,7 @@ _INIT = re.compile(r"^([ \t]+)def __init__\b.*?(?=^\1(?:@|def |async def )|\Z)",
 _USES_INSTANCE = re.compile(r"\)\s*\(|\)\s*\.\s*\w+\s*\(|\.forward\s*\(|\.__call__\s*\(")
 
 
-def reaching(source: str, imported: Callable[[str], str | None] | None = None,
+def candidate_roots(source: str, imported: Callable[[str], str | None] | None = None,
              candidate: Signs = CANDIDATE) -> set[str]:
     """The top-level definitions whose interpretation can meet a write, a step or a
     backward: those whose own text has one, and those that name such a definition or
@@ -139,10 +139,10 @@ class _Method:
         self.calls_parent = "super" in self.words
 
 
-def methods_reaching(source: str, program: Program, found: set[str],
+def candidate_methods(source: str, program: Program, found: set[str],
                      imported: Callable[[str], bool] | None = None,
                      candidate: Signs = CANDIDATE) -> dict[str, set[str]]:
-    """For each class of ``found`` (``reaching``'s answer), the methods whose run can
+    """For each class of ``found`` (``candidate_roots``' answer), the methods whose run can
     meet a write, a step or a backward; a class none of whose methods can is left out.
 
     A method can when its own text has one; when it names a function that can, or a

@@ -43,11 +43,11 @@ class Project:
     def __init__(self, roots: list[str] | None = None,
                  read: Callable[[str], str | None] = read_file,
                  parse: Callable[[str, str], Program | None] | None = None,
-                 reaching: Callable[[str, bool], set[str]] | None = None) -> None:
+                 candidates: Callable[[str, bool], set[str]] | None = None) -> None:
         self.roots = [os.path.abspath(root) for root in roots or []]
         self.read = read
         self._parse = parse
-        self._find_reaching = reaching
+        self._find_candidates = candidates
         self.programs: dict[str, Program | None] = {}
         # Each file's text, as read (or as given for the files parsed elsewhere); a file
         # that could not be read has "" here and is in ``missing``.
@@ -55,7 +55,7 @@ class Project:
         self.missing: set[str] = set()
         # (folder, module) -> the file, and every name it was looked for under first.
         self._files: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {}
-        self._reaching: dict[tuple[str, bool], set[str]] = {}
+        self._candidates: dict[tuple[str, bool], set[str]] = {}
         # (importer, name) -> what it resolved to, what that read, and the programs it
         # read them in (an answer holds while those are the same programs).
         self._resolved: dict[tuple[str, str],
@@ -112,7 +112,7 @@ class Project:
             del self.texts[path]
             self.missing.discard(path)
             for strong in (False, True):
-                self._reaching.pop((path, strong), None)
+                self._candidates.pop((path, strong), None)
         return dropped
 
     def discard(self, path: str) -> None:
@@ -125,22 +125,22 @@ class Project:
         self.programs.pop(path, None)
         self.texts.pop(path, None)
         for strong in (False, True):
-            self._reaching.pop((path, strong), None)
+            self._candidates.pop((path, strong), None)
         for key in self._resolved_by_path.pop(path, ()):
             self._resolved.pop(key, None)
 
-    def reaching(self, path: str, strong: bool = False,
+    def candidates(self, path: str, strong: bool = False,
                  reads: Reads | None = None) -> set[str]:
         """The definitions of a file that can meet a write, a step or a backward (with
         ``strong``: that surely write a tensor, step or run a backward)."""
         key = (path, strong)
-        if key not in self._reaching:
+        if key not in self._candidates:
             text = self.text_of(path)
-            found = self._find_reaching(text, strong) if self._find_reaching else set()
-            self._reaching[key] = found
+            found = self._find_candidates(text, strong) if self._find_candidates else set()
+            self._candidates[key] = found
         if reads is not None:
             reads.files.add(path)
-        return self._reaching[key]
+        return self._candidates[key]
 
     def forget(self, path: str, created_or_deleted: bool = False) -> None:
         """A file changed: read and parse it again when next asked (a file that appeared
@@ -151,7 +151,7 @@ class Project:
         self.texts.pop(path, None)
         self.missing.discard(path)
         for strong in (False, True):
-            self._reaching.pop((path, strong), None)
+            self._candidates.pop((path, strong), None)
         if created_or_deleted:
             self._files.clear()
             self._resolved.clear()

@@ -21,10 +21,9 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING
 
-from gradguard.analysis.analyze import analyze_in_run, project_for
+from gradguard.analysis.analyze import ProjectRun
 from gradguard.analysis.findings import FileNotAnalysed
-from gradguard.analysis.interpreter import SummaryCache
-from gradguard.analysis.project import Project, read_file
+from gradguard.analysis.project import read_file
 from gradguard.analysis.syntax import SourceError
 from gradguard.checking.cache import digest
 from gradguard.checking.files import SourceFile, read
@@ -77,18 +76,17 @@ class Overlay:
 NO_OVERLAY = Overlay()
 Job = tuple[str, Selection, tuple[str, ...]]
 
-# One project a worker process: the files it imports are parsed once, and their
-# functions summarised once (per calling context), for all the files it checks.
-_projects: dict[tuple[tuple[str, ...], str], tuple[Project, SummaryCache]] = {}
+# One run of a project a worker process: the files it imports are parsed once, and
+# their functions summarised once (per calling context), for all the files it checks.
+_runs: dict[tuple[tuple[str, ...], str, Selection], ProjectRun] = {}
 
 
-def _project(roots: tuple[str, ...], overlay: Overlay) -> tuple[Project, SummaryCache]:
-    key = (roots, overlay.key)
-    if key not in _projects:
-        _projects.clear()
-        read = overlay.read if overlay.texts else read_file
-        _projects[key] = (project_for(list(roots), read=read), SummaryCache())
-    return _projects[key]
+def _run(roots: tuple[str, ...], overlay: Overlay, selection: Selection) -> ProjectRun:
+    key = (roots, overlay.key, selection)
+    if key not in _runs:
+        _runs.clear()
+        _runs[key] = ProjectRun(roots, overlay.read if overlay.texts else read_file, selection)
+    return _runs[key]
 
 
 def check_file(job: Job, overlay: Overlay = NO_OVERLAY) -> FileResult:
@@ -97,11 +95,11 @@ def check_file(job: Job, overlay: Overlay = NO_OVERLAY) -> FileResult:
     absolute = os.path.abspath(path)
     if source.text is None:
         return _failed(path, source.error or "cannot read", source.line, source.column)
-    project, summaries = _project(roots, overlay)
+    run = _run(roots, overlay, selection)
     cells = None
     try:
         text, cells = program_of(path, source.text)
-        analysis = analyze_in_run(absolute, text, project, selection, summaries)
+        analysis = run.file(absolute, text)
     except NotebookError as error:
         return _failed(path, str(error), text_digest=digest(source.text))
     except SourceError as error:
@@ -113,7 +111,7 @@ def check_file(job: Job, overlay: Overlay = NO_OVERLAY) -> FileResult:
                        "report it")
     found = [(where, hazard) for where, hazards in analysis.found.items()
              for hazard in hazards]
-    read_texts = {other: None if (seen := project.text_seen(other)) is None
+    read_texts = {other: None if (seen := run.project.text_seen(other)) is None
                   else digest(seen) for other in analysis.read}
     return FileResult(path, found, None, digest(source.text), read_texts, cells)
 

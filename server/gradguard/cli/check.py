@@ -15,7 +15,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from gradguard.analysis.hazard import Hazard
+from gradguard.analysis.hazard import distinct
 from gradguard.checking.cache import Entry, ResultCache
 from gradguard.checking.discovery import Discovery, discover, load_discovery
 from gradguard.checking.files import read, shown_path
@@ -122,20 +122,17 @@ def _reported(results: list[FileResult], files: list[str]) -> list[Finding]:
     shown = {os.path.abspath(path): path for path in files}
     cells = {os.path.abspath(r.path): r.cells for r in results if r.cells is not None}
     order = {path: index for index, path in enumerate(files)}
-    best: dict[tuple[object, ...], tuple[str, Hazard, CellMap | None]] = {}
-    for result in results:
-        for where, hazard in result.found:
-            path = shown.get(where) or shown_path(where)
-            key = (where, hazard.code, hazard.span, hazard.message)
-            known = best.get(key)
-            if known is None or len(hazard.related) < len(known[1].related):
-                related = tuple(r if r.path is None else
-                                replace(r, path=shown.get(r.path) or shown_path(r.path))
-                                for r in hazard.related)
-                best[key] = (path, replace(hazard, related=related), cells.get(where))
-    ordered = sorted(best.values(), key=lambda item: (order.get(item[0], len(order)),
-                                                      item[0], item[1].span, item[1].code))
-    return [Finding(path, hazard, cell_map) for path, hazard, cell_map in ordered]
+    found = distinct(pair for result in results for pair in result.found)
+    paths = sorted(((shown.get(where) or shown_path(where), where) for where in found),
+                   key=lambda item: (order.get(item[0], len(order)), item[0]))
+    reported = []
+    for path, where in paths:
+        for hazard in found[where]:
+            related = tuple(r if r.path is None else
+                            replace(r, path=shown.get(r.path) or shown_path(r.path))
+                            for r in hazard.related)
+            reported.append(Finding(path, replace(hazard, related=related), cells.get(where)))
+    return reported
 
 
 def _with_severities(found: list[Finding], config: ProjectConfig) -> list[Finding]:

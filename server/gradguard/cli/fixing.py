@@ -8,14 +8,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from gradguard.analysis.analyze import analysis_of_run, analyze_source
+from gradguard.analysis.analyze import analyze_source
 from gradguard.analysis.findings import FileNotAnalysed
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.syntax import SourceError, parse
 from gradguard.checking.files import read, shown_path
 from gradguard.checking.notebook import CellMap, NotebookError, parse_notebook
 from gradguard.config import Selection
-from gradguard.fixes.apply import FixResult, fix_text, fix_texts
+from gradguard.fixes.apply import FixResult, fix_files, fix_text
 from gradguard.text import BOM, lines_with_ends
 
 
@@ -70,10 +70,9 @@ def fix_run(paths: list[str], selection: Selection, diff: bool,
         sources[absolute] = (BOM if source.bom else "") + source.text
         shown[absolute] = path
     if sources:
-        analysis = analysis_of_run(list(sources), list(roots), selection=selection)
         # Like ruff, a run writes only the files it was given: a hazard found from them
         # in another file (an imported module) is reported there, not fixed.
-        results = fix_texts(sources, analysis, _read_with_bom, only_given=True)
+        results = fix_files(sources, roots, selection, read_source=_read_with_bom)
         # The files given first, in their order, then the others a hazard was found in.
         for absolute in [*sources, *sorted(results.keys() - sources.keys())]:
             result = results.get(absolute)

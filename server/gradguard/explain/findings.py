@@ -1,7 +1,7 @@
 """The analysis' findings (with their saves and paths, not yet hazards) of one file, as
 ``check`` analyses it, and which of them ``check`` would show at a line.
 
-``analyze_file`` turns findings into hazards; a chain needs the findings themselves,
+``ProjectRun.file`` turns findings into hazards; a chain needs the findings themselves,
 made the same way (``gradguard.analysis.analyze.findings_in_project``).
 """
 

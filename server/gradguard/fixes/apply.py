@@ -18,8 +18,9 @@ import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from gradguard.analysis.analyze import Selection, analyze_source
+from gradguard.analysis.analyze import ProjectRun, Selection, analyze_source
 from gradguard.analysis.hazard import Fix, Hazard, TextEdit
+from gradguard.analysis.project import read_file
 from gradguard.analysis.syntax import SourceError, parse
 from gradguard.text import BOM, Lines, newline_of, split_lines
 
@@ -128,22 +129,34 @@ class FixResult:
     error: str | None = None
 
 
-def fix_text(source: str, selection: Selection | None = None,
-             analysis: Callable[[str], list[Hazard]] | None = None) -> FixResult:
-    """Apply every fix of one text, re-analysing between rounds (``fix_texts`` on it alone).
-
-    ``analysis`` gives the hazards of a text of the file: by default the text is
-    analysed alone (``analyze_source``); the server's fix-all passes
-    ``analysis_in_project`` for a file of a project, so that it fixes what ``check``
-    reports there.
-    """
+def fix_text(source: str, selection: Selection | None = None) -> FixResult:
+    """Apply every fix of one text analysed alone (``analyze_source``: a text of no
+    project), re-analysing between rounds (``fix_texts`` on it alone)."""
     key = "<text>"
 
     def analyse(texts: Mapping[str, str]) -> dict[str, list[Hazard]]:
-        text = texts[key]
-        return {key: analysis(text) if analysis is not None else analyze_source(text, selection)}
+        return {key: analyze_source(texts[key], selection)}
 
     return fix_texts({key: source}, analyse, lambda _: None)[key]
+
+
+def fix_files(sources: Mapping[str, str], roots: Sequence[str], selection: Selection | None,
+              read: Callable[[str], str | None] = read_file,
+              read_source: Callable[[str], str | None] = lambda _: None,
+              ) -> dict[str, FixResult]:
+    """Fix the files ``sources`` (by absolute path) of the project under ``roots``:
+    ``check --fix`` and the server's fix-all. Each round's texts are analysed as
+    ``check`` analyses the files (``ProjectRun``: one project, each file from its own
+    roots), so a hazard found in one file from another file's code counts; only the
+    files given are changed (``fix_texts``' ``only_given``), the hazards found in the
+    others are returned as left. ``read`` gives the other files' texts to the analysis,
+    ``read_source`` to the engine (a BOM is the engine's to keep)."""
+    paths = list(sources)
+
+    def analyse(texts: Mapping[str, str]) -> dict[str, list[Hazard]]:
+        return ProjectRun(roots, read, selection, texts).files(paths)
+
+    return fix_texts(sources, analyse, read_source, only_given=True)
 
 
 def fix_texts(sources: Mapping[str, str],
@@ -214,4 +227,5 @@ def fix_texts(sources: Mapping[str, str],
 
 
 __all__ = ["FixRefused", "FixResult", "apply_checked", "apply_edits", "apply_fix",
-           "changes_only_edited_lines", "combine", "fix_text", "fix_texts", "overlaps"]
+           "changes_only_edited_lines", "combine", "fix_files", "fix_text", "fix_texts",
+           "overlaps"]

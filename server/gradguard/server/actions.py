@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import os
 import tokenize
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lsprotocol import types
 
-from gradguard.analysis.analyze import analysis_in_project
 from gradguard.analysis.blocks import split_blocks
-from gradguard.analysis.hazard import Fix, Hazard, Span, TextEdit
+from gradguard.analysis.hazard import Fix, Span, TextEdit
 from gradguard.analysis.suppression import suppression_comment
 from gradguard.analysis.syntax import SourceError
-from gradguard.fixes.apply import apply_fix, fix_text, overlaps
+from gradguard.fixes.apply import apply_fix, fix_files, fix_text, overlaps
 from gradguard.rules import RULES
 from gradguard.server.diagnostics import SOURCE
 from gradguard.server.documents import Outcome, TextUnit, Unit
@@ -231,20 +230,21 @@ class ActionBuilder:
         if known is not None and known[0] == key:
             return known[1]
         try:
-            fixed = fix_text(self.index.text, self.selection, self._analysis()).text
+            fixed = self._fix_all()
         except SourceError:  # a block is being typed: nothing can be checked to parse
             fixed = self.index.text
         self.unit.fixed_all = (key, fixed)
         return fixed
 
-    def _analysis(self) -> Callable[[str], list[Hazard]] | None:
-        """A file of the workspace is analysed with its imports followed, as ``check``
-        does (the fix engine's default analyses the text alone)."""
+    def _fix_all(self) -> str:
+        """A file of the workspace is fixed as ``check --fix`` fixes it, its imports
+        followed; a document of no workspace is analysed alone."""
         project = self.unit.project
         if self.unit.path is None or project is None:
-            return None
-        return analysis_in_project(os.path.abspath(self.unit.path), project.roots,
-                                   project.read, self.selection)
+            return fix_text(self.index.text, self.selection).text
+        path = os.path.abspath(self.unit.path)
+        return fix_files({path: self.index.text}, project.roots, self.selection,
+                         project.read)[path].text
 
     def _one_round(self, diagnostics: list[types.Diagnostic]
                    ) -> tuple[list[Edit], list[types.Diagnostic]]:
