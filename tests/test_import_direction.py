@@ -26,7 +26,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "settings_read": {"rules", "settings_schema"},
     "config": {"rules", "settings_read"},
     "analysis": {"text", "facts", "rules", "config"},
-    "fixes": {"text", "analysis", "rules"},
+    "fixes": {"text", "cells", "analysis", "rules"},
     "explain": {"text", "facts", "rules", "config", "analysis"},
     "probe": {"text", "rules", "config", "settings_schema"},
     "checking": {"__init__", "text", "cells", "runtime", "rules", "config", "analysis",

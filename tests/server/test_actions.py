@@ -9,15 +9,20 @@ data, ``code_actions`` turns data into edits.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from lsprotocol import types
 
 from gradguard.analysis.analyze import analyze_source
 from gradguard.analysis.hazard import Fix, Hazard, Span, TextEdit
+from gradguard.cli.main import main
 from gradguard.fixes.apply import fix_text
 from gradguard.server.actions import ActionBuilder, code_actions, comment_fits
 from gradguard.server.diagnostics import build_outcome
 from gradguard.server.documents import Outcome, TextBuffer, TextUnit
+from gradguard.server.notebooks import NotebookUnit
 from gradguard.server.positions import LineIndex
 from gradguard.server.settings import Settings
 
@@ -275,3 +280,54 @@ def test_fix_all_is_not_offered_while_the_document_does_not_parse() -> None:
                            _request([], only=["source.fixAll"]), outcome)
 
     assert actions == []
+
+
+NOTEBOOK = "file:///train.ipynb"
+CELLS = {
+    f"vscode-notebook-cell:/train.ipynb#cell{number}": text for number, text in enumerate([
+        "import torch\nx = torch.randn(4, requires_grad=True)\ny = torch.sigmoid(x)\n"
+        "z = torch.exp(x)",
+        "y[0], z[0] = 0, 0\n(y.sum() + z.sum()).backward()",
+    ])}
+
+
+def _apply_to_cells(cells: dict[str, str], edit: types.WorkspaceEdit | None) -> dict[str, str]:
+    assert edit is not None and edit.document_changes is not None
+    fixed = dict(cells)
+    for change in edit.document_changes:
+        assert isinstance(change, types.TextDocumentEdit)
+        one = types.WorkspaceEdit(document_changes=[change])
+        fixed[change.text_document.uri] = _apply(cells[change.text_document.uri], one)
+    return fixed
+
+
+def test_a_notebooks_fix_all_resolves_overlapping_fixes_as_check_fix_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Both writes of the second cell want a copy made just before the statement: the
+    # two inserts overlap, so one waits for the engine's next round.
+    unit = NotebookUnit(NOTEBOOK, None, Settings(), order=list(CELLS), code=set(CELLS),
+                        cells={uri: TextBuffer(uri, text, 1, "python")
+                               for uri, text in CELLS.items()})
+    outcome = build_outcome(unit.snapshot("utf-16"), analyze_source(unit.program()), [])
+    unit.settle(outcome)
+    second = list(CELLS)[1]
+    assert len(outcome.diagnostics[second]) == 2
+
+    (fix_all,) = code_actions(ActionBuilder(unit, second, "utf-16", True), types.CodeActionParams(
+        types.TextDocumentIdentifier(second), types.Range(types.Position(0, 0),
+                                                          types.Position(0, 0)),
+        types.CodeActionContext([], only=["source.fixAll"])), outcome)
+
+    book = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
+                       "outputs": [], "source": text} for text in CELLS.values()],
+            "metadata": {"language_info": {"name": "python"}}, "nbformat": 4,
+            "nbformat_minor": 5}
+    path = tmp_path / "train.ipynb"
+    path.write_text(json.dumps(book, indent=1) + "\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--fix", "train.ipynb"]) == 0
+    written = [cell["source"] for cell in json.loads(path.read_text("utf-8"))["cells"]]
+    fixed = _apply_to_cells(CELLS, fix_all.edit)
+    assert list(fixed.values()) == written
+    assert fixed[second].splitlines()[:3] == ["y = y.clone()", "z = z.clone()",
+                                              "y[0], z[0] = 0, 0"]

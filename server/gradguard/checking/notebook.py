@@ -17,17 +17,12 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gradguard.cells import python_of_cell
 from gradguard.text import lines_with_ends
-
-# Put between cells (and after IPython lines) in the program that is fixed; comments, so
-# the fixes see the same code.
-_CELL_BREAK = "# gradguard: cell break {index}"
-_CELL_BREAK_LINE = re.compile(r"^# gradguard: cell break (\d+)$")
-_IPYTHON_MARK = "  # gradguard: ipython line"
 
 
 class NotebookError(ValueError):
@@ -71,31 +66,9 @@ class Notebook:
             line += text.count("\n") + 1
         return CellMap(tuple(index + 1 for index in self.code), tuple(starts))
 
-    def program_to_fix(self) -> str:
-        """The program with a marker line between cells and on each IPython line."""
-        parts = []
-        for position, text in enumerate(self.texts):
-            if position:
-                parts.append(_CELL_BREAK.format(index=position) + "\n")
-            parts.append(python_of_cell(text, _IPYTHON_MARK) + "\n")
-        return "".join(parts)
-
-    def with_fixed_program(self, fixed: str) -> Notebook:
-        """This notebook with its code cells taken from a fixed ``program_to_fix()``."""
-        pieces: list[list[str]] = [[]]
-        for line in fixed.split("\n"):
-            match = _CELL_BREAK_LINE.match(line)
-            if match and int(match.group(1)) == len(pieces):
-                pieces.append([])
-            else:
-                pieces[-1].append(line)
-        if len(pieces) != len(self.texts):
-            raise NotebookError("a fix moved a cell boundary; notebook left untouched")
-        texts = []
-        for original, piece in zip(self.texts, pieces, strict=True):
-            # Each cell was followed by one line break of its own: drop that empty line.
-            text = "\n".join(piece[:-1] if piece and piece[-1] == "" else piece)
-            texts.append(_restore_ipython(original, text))
+    def with_cells(self, texts: Sequence[str]) -> Notebook:
+        """This notebook with its code cells' texts replaced (only the ``source`` of the
+        cells that changed is rewritten)."""
         data = json.loads(json.dumps(self.data))
         for index, old, new in zip(self.code, self.texts, texts, strict=True):
             if new != old:
@@ -106,18 +79,6 @@ class Notebook:
         # As the file was written (Jupyter: one-space indent, UTF-8 kept, final newline).
         text = json.dumps(self.data, indent=self.indent, ensure_ascii=False)
         return text + "\n" if self.final_newline else text
-
-
-def _restore_ipython(original: str, fixed: str) -> str:
-    """Put back the IPython lines that ``program_to_fix`` replaced, in their order."""
-    if _IPYTHON_MARK not in fixed:
-        return fixed
-    old_lines = original.split("\n")
-    magic = iter(old_lines[number] for number, line in
-                 enumerate(python_of_cell(original, _IPYTHON_MARK).split("\n"))
-                 if line.endswith(_IPYTHON_MARK))
-    return "\n".join(next(magic, line) if line.endswith(_IPYTHON_MARK) else line
-                     for line in fixed.split("\n"))
 
 
 def _as_source(text: str, like: object) -> str | list[str]:

@@ -15,7 +15,7 @@ from gradguard.analysis.syntax import SourceError, parse
 from gradguard.checking.files import read, shown_path
 from gradguard.checking.notebook import CellMap, NotebookError, parse_notebook
 from gradguard.config import Selection
-from gradguard.fixes.apply import FixResult, fix_files, fix_text
+from gradguard.fixes.apply import FixResult, fix_cells, fix_files
 from gradguard.text import BOM, lines_with_ends
 
 
@@ -132,10 +132,12 @@ def _fix_notebook(text: str, selection: Selection) -> tuple[FixResult, str, Cell
     reads), so that their lines map to cells.
     """
     notebook = parse_notebook(text)
-    result = fix_text(notebook.program_to_fix(), selection)
+    result, cells = fix_cells(notebook.texts, selection)
     if result.fixed == 0:
         remaining = analyze_source(notebook.program, selection)
         return FixResult(text, 0, remaining, result.error), text, notebook.cells
-    fixed = notebook.with_fixed_program(result.text)
+    if cells is None:
+        raise NotebookError("a fix moved a cell boundary; notebook left untouched")
+    fixed = notebook.with_cells(cells)
     remaining = analyze_source(fixed.program, selection)
     return FixResult(result.text, result.fixed, remaining, result.error), fixed.dumps(), fixed.cells

@@ -22,6 +22,7 @@ from gradguard.analysis.analyze import ProjectRun, Selection, analyze_source
 from gradguard.analysis.hazard import Fix, Hazard, TextEdit
 from gradguard.analysis.project import read_file
 from gradguard.analysis.syntax import SourceError, parse
+from gradguard.cells import cells_of_fixed, program_to_fix
 from gradguard.text import BOM, Lines, newline_of, split_lines
 
 MAX_ROUNDS = 5
@@ -140,6 +141,20 @@ def fix_text(source: str, selection: Selection | None = None) -> FixResult:
     return fix_texts({key: source}, analyse, lambda _: None)[key]
 
 
+def fix_cells(cells: Sequence[str], selection: Selection | None = None,
+              ) -> tuple[FixResult, list[str] | None]:
+    """Fix a notebook's code cells (their texts, in order) as one program, the cells'
+    order being the order they run in: ``check --fix`` on an ``.ipynb`` and the
+    server's fix-all of a notebook. The program is fixed as one text (``fix_text``:
+    overlapping fixes wait for the next round, whichever cells they are in) and split
+    back into cells; the cells' new texts are None when a fix moved a cell boundary
+    (the notebook is then to be left as it was)."""
+    result = fix_text(program_to_fix(cells), selection)
+    if result.fixed == 0:
+        return result, list(cells)
+    return result, cells_of_fixed(cells, result.text)
+
+
 def fix_files(sources: Mapping[str, str], roots: Sequence[str], selection: Selection | None,
               read: Callable[[str], str | None] = read_file,
               read_source: Callable[[str], str | None] = lambda _: None,
@@ -227,5 +242,6 @@ def fix_texts(sources: Mapping[str, str],
 
 
 __all__ = ["FixRefused", "FixResult", "apply_checked", "apply_edits", "apply_fix",
-           "changes_only_edited_lines", "combine", "fix_files", "fix_text", "fix_texts",
+           "changes_only_edited_lines", "combine", "fix_cells", "fix_files", "fix_text",
+           "fix_texts",
            "overlaps"]

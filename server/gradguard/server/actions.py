@@ -21,10 +21,11 @@ from gradguard.analysis.blocks import split_blocks
 from gradguard.analysis.hazard import Fix, Span, TextEdit
 from gradguard.analysis.suppression import suppression_comment
 from gradguard.analysis.syntax import SourceError
-from gradguard.fixes.apply import apply_fix, fix_files, fix_text, overlaps
+from gradguard.fixes.apply import apply_fix, fix_cells, fix_files, fix_text
 from gradguard.rules import RULES
 from gradguard.server.diagnostics import SOURCE
 from gradguard.server.documents import Outcome, TextUnit, Unit
+from gradguard.server.notebooks import NotebookUnit
 from gradguard.server.positions import Encoding, LineIndex
 from gradguard.text import common_prefix, minimal_change
 
@@ -51,10 +52,6 @@ class Edit:
         return types.TextEdit(
             types.Range(types.Position(*self.start), types.Position(*self.end)), self.new_text)
 
-    def overlaps(self, other: Edit) -> bool:
-        return self.uri == other.uri and overlaps((self.start, self.end),
-                                                  (other.start, other.end))
-
 
 def _edits(fix: Any, default_uri: str) -> list[Edit] | None:
     """The edits of a fix as packed in ``Diagnostic.data`` (None if malformed)."""
@@ -69,11 +66,12 @@ def _edits(fix: Any, default_uri: str) -> list[Edit] | None:
 class ActionBuilder:
     """Builds the actions of one request against one unit's current state.
 
-    In a plain document, fixes go through the fix engine (``gradguard.fixes.apply``), as
-    ``gradguard check --fix`` does: a quick fix is applied and checked there, fix-all is
-    the engine's multi-round result for the document, and either is sent as one minimal
-    edit. The text and version are taken when the builder is made, so the actions can be
-    built off the event loop.
+    Fixes go through the fix engine (``gradguard.fixes.apply``), as ``gradguard check
+    --fix`` does: in a plain document a quick fix is applied and checked there; fix-all
+    is the engine's multi-round result for the document, or for a notebook's cells as
+    one program (as ``check --fix`` fixes an ``.ipynb``), sent as minimal edits. The
+    text and version are taken when the builder is made, so the actions can be built
+    off the event loop.
     """
 
     def __init__(self, unit: Unit, uri: str, encoding: Encoding,
@@ -128,15 +126,18 @@ class ActionBuilder:
             return None
         return data
 
-    def _change(self, new_text: str) -> Edit | None:
-        """The one edit that turns the document's text into ``new_text`` (None: same)."""
-        old = self.index.text
+    def _change(self, new_text: str, uri: str | None = None,
+                index: LineIndex | None = None) -> Edit | None:
+        """The one edit that turns a document's text (this one's, by default) into
+        ``new_text`` (None: the same)."""
+        uri, index = uri or self.uri, index or self.index
+        old = index.text
         if new_text == old:
             return None
         start, end, replacement = minimal_change(old, new_text)
-        first = self.index.position_at(start, self.encoding)
-        last = self.index.position_at(end, self.encoding)
-        return Edit(self.uri, (first.line, first.character), (last.line, last.character),
+        first = index.position_at(start, self.encoding)
+        last = index.position_at(end, self.encoding)
+        return Edit(uri, (first.line, first.character), (last.line, last.character),
                     replacement)
 
     def _engine_fix(self, edits: list[Edit]) -> list[Edit] | None:
@@ -198,22 +199,20 @@ class ActionBuilder:
         return None
 
     def fix_all(self, outcome: Outcome) -> types.CodeAction | None:
-        """Every fix of the document as one edit.
+        """Every fix of the document as one edit (a notebook: one edit a changed cell).
 
-        In a plain document this is the fix engine's result, the same text ``gradguard
-        check --fix`` writes (rounds of fixes and re-analysis, each checked to parse),
-        sent as one minimal edit. In a notebook, each cell's fixes of this analysis, a
-        fix that overlaps one already taken left for the next round.
+        This is the fix engine's result for the unit, the text ``gradguard check --fix``
+        writes (rounds of fixes and re-analysis, each checked to parse; a notebook's
+        cells fixed as one program, as ``check --fix`` fixes an ``.ipynb``), sent as
+        minimal edits.
         """
         fixable = [d for d in outcome.diagnostics.get(self.uri, [])
                    if isinstance(d.data, dict) and isinstance(d.data.get("fix"), dict)]
-        if not fixable:
+        if not fixable or not (self.whole or isinstance(self.unit, NotebookUnit)):
             return None
-        if self.whole:
-            change = self._change(self._fixed_text())
-            taken = [change] if change is not None else []
-        else:
-            taken, fixable = self._one_round(fixable)
+        fixed = self._fixed_texts()
+        taken = [change for target, text in zip(self.unit.targets(), fixed or [], strict=False)
+                 if (change := self._change(text, target.uri, target.index)) is not None]
         if not taken:
             return None
         edit = self.workspace_edit(taken)
@@ -222,9 +221,10 @@ class ActionBuilder:
         return types.CodeAction(title="GradGuard: fix all autograd hazards", kind=FIX_ALL,
                                 diagnostics=fixable, edit=edit)
 
-    def _fixed_text(self) -> str:
-        """The engine's fix-all of the document, kept for its version and settings (a
-        client asks for code actions at every move of the cursor)."""
+    def _fixed_texts(self) -> tuple[str, ...] | None:
+        """The engine's fix-all of the unit, each target's text (None: none can be
+        fixed), kept for its version and settings (a client asks for code actions at
+        every move of the cursor)."""
         key = (self.version, self.generation)
         known = self.unit.fixed_all
         if known is not None and known[0] == key:
@@ -232,34 +232,23 @@ class ActionBuilder:
         try:
             fixed = self._fix_all()
         except SourceError:  # a block is being typed: nothing can be checked to parse
-            fixed = self.index.text
+            fixed = None
         self.unit.fixed_all = (key, fixed)
         return fixed
 
-    def _fix_all(self) -> str:
-        """A file of the workspace is fixed as ``check --fix`` fixes it, its imports
-        followed; a document of no workspace is analysed alone."""
+    def _fix_all(self) -> tuple[str, ...] | None:
+        """A notebook's cells are fixed as one program, alone; a file of the workspace as
+        ``check --fix`` fixes it, its imports followed; a document of no workspace alone."""
+        if isinstance(self.unit, NotebookUnit):
+            _, cells = fix_cells([target.index.text for target in self.unit.targets()],
+                                 self.selection)
+            return None if cells is None else tuple(cells)
         project = self.unit.project
         if self.unit.path is None or project is None:
-            return fix_text(self.index.text, self.selection).text
+            return (fix_text(self.index.text, self.selection).text,)
         path = os.path.abspath(self.unit.path)
-        return fix_files({path: self.index.text}, project.roots, self.selection,
-                         project.read)[path].text
-
-    def _one_round(self, diagnostics: list[types.Diagnostic]
-                   ) -> tuple[list[Edit], list[types.Diagnostic]]:
-        taken: list[Edit] = []
-        fixed: list[types.Diagnostic] = []
-        for diagnostic in diagnostics:
-            edits = _edits(diagnostic.data["fix"], self.uri)  # type: ignore[index]
-            if not edits:
-                continue
-            new = [e for e in edits if e not in taken]
-            if any(e.overlaps(t) for e in new for t in taken):
-                continue
-            taken.extend(new)
-            fixed.append(diagnostic)
-        return taken, fixed
+        return (fix_files({path: self.index.text}, project.roots, self.selection,
+                          project.read)[path].text,)
 
 
 def comment_fits(index: LineIndex, line: int) -> bool:

@@ -128,8 +128,9 @@ class Unit:
     waiters: list[asyncio.Future[None]] = field(default_factory=list)
     probe: tuple[ProbeMark, ...] = ()
     revealed: Revealed | None = None
-    # The fix engine's fix-all of the unit's text, for one (version, generation).
-    fixed_all: tuple[tuple[int, int], str] | None = None
+    # The fix engine's fix-all of the unit, each target's text (None: nothing can be
+    # fixed), for one (version, generation).
+    fixed_all: tuple[tuple[int, int], tuple[str, ...] | None] | None = None
 
     @property
     def version(self) -> int:
