@@ -4,14 +4,17 @@
 
 Usage::
 
-    python bench/accuracy.py                       # labels, then check scores
-    python bench/accuracy.py --write-scores tests/corpus/scores.json
-    python bench/accuracy.py --no-labels           # scores only
-    python bench/accuracy.py --labels-only --only masked
-    python bench/accuracy.py --only family=6        # one family of issue 16
-    python bench/accuracy.py --metamorphic          # issue 28: recall by transformation
-    python bench/accuracy.py --metamorphic --no-labels --write-scores tests/metamorphic/scores.json
-    python bench/accuracy.py --metamorphic --transformation lambda_call --only corpus/
+    python -m bench.accuracy                       # labels, then check scores
+    python -m bench.accuracy --write-scores tests/corpus/scores.json
+    python -m bench.accuracy --no-labels           # scores only
+    python -m bench.accuracy --labels-only --only masked
+    python -m bench.accuracy --only family=6        # one family of issue 16
+    # issue 28: recall by transformation (tests/metamorphic needs tests/ on the path)
+    PYTHONPATH=tests python -m bench.accuracy --metamorphic
+    PYTHONPATH=tests python -m bench.accuracy --metamorphic --no-labels \
+        --write-scores tests/metamorphic/scores.json
+    PYTHONPATH=tests python -m bench.accuracy --metamorphic \
+        --transformation lambda_call --only corpus/
 
 ``--metamorphic`` applies every transformation of tests/metamorphic to every corpus case,
 rule case and family case, checks each result with ``gradguard check`` and (unless
@@ -32,11 +35,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))  # run as a script: import tools/ as the tests do
-sys.path.insert(0, str(REPO / "tests"))  # and tests/metamorphic, as the tests import it
-
-from tools.corpus import (  # noqa: E402
+from tools.corpus import (
     FAMILIES,
     KINDS,
     LABEL_TIMEOUT,
@@ -50,6 +49,8 @@ from tools.corpus import (  # noqa: E402
     score_tool,
     select,
 )
+
+REPO = Path(__file__).resolve().parent.parent
 
 # --------------------------------------------------------------------------- output
 
@@ -166,9 +167,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def metamorphic(args: argparse.Namespace) -> int:
     """Issue 28's table: transformation x (applied, judged under torch, found, false
     positives), and recall on the transformed positives against the originals'."""
-    from metamorphic.report import print_details
-    from metamorphic.run import metamorphic_run, scores_of
-    from metamorphic.scores import RECORDED, print_scores
+    try:  # tests/metamorphic and the rule cases it reads import tests' helpers by name
+        from metamorphic.report import print_details
+        from metamorphic.run import metamorphic_run, scores_of
+        from metamorphic.scores import RECORDED, print_scores
+    except ModuleNotFoundError as error:
+        raise SystemExit(f"{error}: run as `PYTHONPATH=tests python -m bench.accuracy "
+                         "--metamorphic` from the repository root") from None
 
     jobs = args.jobs or min(2, os.cpu_count() or 1)
     outcome = metamorphic_run(names=args.transformation, judge=not args.no_labels, jobs=jobs,

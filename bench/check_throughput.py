@@ -1,6 +1,6 @@
 """``gradguard check`` speed: one 10k-line file, whole trees beside TorchFix, the cache.
 
-    .venv/bin/python bench/check_throughput.py [--repeat 3] [--only timm] [--single]
+    .venv/bin/python -m bench.check_throughput [--repeat 3] [--only timm] [--single]
 
 Figures (issue 15's targets in brackets), all from one run so that ratios share the
 machine's noise:
@@ -36,9 +36,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from real_trees import (  # noqa: E402
+from bench.real_trees import (
     cache_dir,
     compile_gradguard,
     ensure_real_trees,

@@ -1,7 +1,7 @@
 """The engine at ecosystem scale (issue 26): speed, memory and the slowest files on large
 trees of PyTorch code, beside ``ruff check --select ALL --no-cache`` in the same run.
 
-    .venv/bin/python bench/engine_scale.py [--only transformers,diffusers] [--skip-one-process]
+    .venv/bin/python -m bench.engine_scale [--only transformers,diffusers] [--skip-one-process]
 
 Trees (pinned; downloaded by bench/real_trees.py into its cache, no source committed):
 transformers 5.25.0 ``models/`` (the tree the issue was measured on), and two trees
@@ -31,10 +31,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from check_throughput import count_lines, python_files, timed  # noqa: E402
-from real_trees import compile_gradguard, ensure_real_trees  # noqa: E402
+from bench.check_throughput import count_lines, python_files, timed
+from bench.real_trees import compile_gradguard, ensure_real_trees
 
 TREES = {
     "transformers": ("transformers==5.25.0", "models"),

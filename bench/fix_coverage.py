@@ -6,9 +6,9 @@ the same first loss as the original or as the maintainers' fix. The measuring is
 
 Usage::
 
-    python bench/fix_coverage.py                 # coverage, then fixes verified under torch
-    python bench/fix_coverage.py --no-torch      # coverage only
-    python bench/fix_coverage.py --only leaf     # cases whose file or pattern has "leaf"
+    python -m bench.fix_coverage                 # coverage, then fixes verified under torch
+    python -m bench.fix_coverage --no-torch      # coverage only
+    python -m bench.fix_coverage --only leaf     # cases whose file or pattern has "leaf"
 """
 
 from __future__ import annotations
@@ -18,11 +18,10 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))  # run as a script: import tools/ as the tests do
+from tools.corpus import load_manifest
+from tools.fix_coverage import Coverage, Verification, measure, verify_all
 
-from tools.corpus import load_manifest  # noqa: E402
-from tools.fix_coverage import Coverage, Verification, measure, verify_all  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 
 def print_coverage(coverage: Coverage) -> None:

@@ -1,6 +1,6 @@
 """The fuzz suite's properties (tests/fuzz), run much longer, on fresh random inputs.
 
-    python bench/fuzz.py [--check N] [--fix N] [--server N] [--seed S]
+    python -m bench.fuzz [--check N] [--fix N] [--server N] [--seed S]
 
 Prints how many inputs each property tried and how many failed (the first failure is
 printed whole, and the script exits 1). The test run tries 40 of each, always the same.
@@ -17,18 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "tests" / "fuzz"), str(REPO / "tests")]
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
 
-from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from inputs import SOURCES, mutated_source  # noqa: E402
-from stdio_client import StdioClient  # noqa: E402
-from test_fuzz_check import check_property, fix_property  # noqa: E402
-from test_fuzz_server import (  # noqa: E402
-    sessions,
-    test_hostile_edit_sequences_keep_the_server_up_in_bounds_and_equal_to_fresh,
-)
+from harness.fuzz_check import check_property, fix_property
+from harness.fuzz_inputs import SOURCES, mutated_source
+from harness.fuzz_server import edit_sequence_property, sessions
+from harness.stdio import StdioClient
 
 
 def run(name: str, strategy: st.SearchStrategy[Any], examples: int, random_seed: int,
@@ -72,9 +67,8 @@ def main() -> int:
                   lambda data: fix_property(data, Path(folder)))
     client = StdioClient()
     try:
-        inner = test_hostile_edit_sequences_keep_the_server_up_in_bounds_and_equal_to_fresh
         ok &= run("server", sessions(), args.server, args.seed,
-                  lambda session: inner.hypothesis.inner_test(client, session))
+                  lambda session: edit_sequence_property(client, session))
         print(f"server   up at the end: {client.alive()}")
         ok &= client.alive()
     finally:

@@ -1,6 +1,6 @@
 """Language server latency and memory, over real stdio sessions with ``gradguard serve``.
 
-    .venv/bin/python bench/lsp_latency.py [--edits 200] [--full-edits 20] [--json FILE]
+    .venv/bin/python -m bench.lsp_latency [--edits 200] [--full-edits 20] [--json FILE]
 
 What it does (figures printed, not a timed test):
 
@@ -50,12 +50,10 @@ import libcst as cst
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from real_trees import compile_gradguard, ensure_real_trees, ten_thousand_lines  # noqa: E402
+from bench.real_trees import compile_gradguard, ensure_real_trees, ten_thousand_lines
+from gradguard.analysis.blocks import split_blocks
+from harness import lsp
 
-from gradguard.analysis.blocks import split_blocks  # noqa: E402
-
-SERVER = [sys.executable, "-m", "gradguard", "serve"]
 TYPED = "        gg_scale = x * 2  # typed"
 TARGETS = {"p50_ms": 20.0, "p95_ms": 50.0, "method_p50_ms": 50.0, "ratio": 20.0,
            "first_s": 1.0, "rss_mb": 400.0, "rss_ratio": 1.5}
@@ -148,46 +146,42 @@ def edit_plan(text: str, methods: int) -> list[tuple[int, Keys]]:
 
 
 class Session:
-    """One ``gradguard serve`` process and the diagnostics it publishes."""
+    """One ``gradguard serve`` process (a push client, as VS Code is), timed: when each
+    version's diagnostics came after it was sent, and what the process uses."""
 
     def __init__(self) -> None:
         self.client = LanguageClient("gradguard-bench", "1")
-        self.waiting: dict[tuple[str, int | None], asyncio.Future[float]] = {}
-        self.published: list[tuple[float, types.PublishDiagnosticsParams]] = []
-
-        @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        def published(params: types.PublishDiagnosticsParams) -> None:
-            now = time.perf_counter()
-            self.published.append((now, params))
-            future = self.waiting.pop((params.uri, params.version), None)
-            if future is not None and not future.done():
-                future.set_result(now)
+        self.lsp: lsp.Session | None = None
 
     async def start(self, options: dict[str, Any] | None = None) -> None:
-        await self.client.start_io(*SERVER)
-        await self.client.initialize_async(types.InitializeParams(
-            capabilities=types.ClientCapabilities(), initialization_options=options))
-        self.client.initialized(types.InitializedParams())
+        self.lsp = await lsp.serve(self.client, types.ClientCapabilities(), options=options)
 
-    def _expect(self, uri: str, version: int) -> asyncio.Future[float]:
-        future: asyncio.Future[float] = asyncio.get_running_loop().create_future()
-        self.waiting[(uri, version)] = future
-        return future
+    @property
+    def session(self) -> lsp.Session:
+        assert self.lsp is not None, "start() first"
+        return self.lsp
+
+    @property
+    def published(self) -> list[types.PublishDiagnosticsParams]:
+        return self.session.recorder.published
+
+    def arrival(self, uri: str, version: int) -> asyncio.Task[float]:
+        """When the diagnostics of ``uri`` at ``version`` come (a task to await)."""
+        async def arrived() -> float:
+            return (await self.session.arrival(uri, version, timeout=600))[0]
+        return asyncio.ensure_future(arrived())
 
     async def open(self, uri: str, text: str) -> float:
-        future = self._expect(uri, 1)
         sent = time.perf_counter()
-        self.client.text_document_did_open(types.DidOpenTextDocumentParams(
-            types.TextDocumentItem(uri, "python", 1, text)))
-        return await asyncio.wait_for(future, 600) - sent
+        self.session.open(uri, text)
+        return await self.arrival(uri, 1) - sent
 
     def send(self, uri: str, version: int, change: types.TextDocumentContentChangeEvent
-             ) -> tuple[float, asyncio.Future[float]]:
-        future = self._expect(uri, version)
+             ) -> tuple[float, asyncio.Task[float]]:
+        self.session.versions[uri] = version - 1
         sent = time.perf_counter()
-        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            types.VersionedTextDocumentIdentifier(uri=uri, version=version), [change]))
-        return sent, future
+        self.session.change(uri, change)
+        return sent, self.arrival(uri, version)
 
     @property
     def pid(self) -> int:
@@ -207,9 +201,7 @@ class Session:
         return kilobytes / 1024
 
     async def stop(self) -> None:
-        await self.client.shutdown_async(None)
-        self.client.exit(None)
-        await self.client.stop()
+        await lsp.stop(self.client)
 
 
 async def typing_latencies(session: Session, uri: str,
@@ -236,7 +228,7 @@ async def burst(session: Session, uri: str, changes: list[types.TextDocumentCont
     last = await asyncio.wait_for(futures[-1], 600)
     for future in futures[:-1]:
         future.cancel()
-    published = [p for _, p in session.published[before:] if p.uri == uri]
+    published = [p for p in session.published[before:] if p.uri == uri]
     return {"edits": len(changes), "publishes": len(published),
             "last_edit_to_diagnostics_ms": (last - sent) * 1000}
 

@@ -1,7 +1,7 @@
 """What the probe costs: a small CNN training step, plain, under the probe, and under
 ``torch.autograd.detect_anomaly``, in the same process and the same run.
 
-    .venv/bin/python bench/probe_overhead.py [--repeat 30] [--batch 16] [--size 32] [--threads 1]
+    .venv/bin/python -m bench.probe_overhead [--repeat 30] [--batch 16] [--size 32] [--threads 1]
 
 The step is forward, a cross-entropy loss, backward and an SGD step of a small
 conv/batch-norm/ReLU(inplace=True) network. Each variant runs ``--repeat`` times after

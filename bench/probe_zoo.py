@@ -1,9 +1,9 @@
 """The probe zoo: correct training steps on which the probe must find nothing.
 
-    .venv/bin/python bench/probe_zoo.py                 # every case, in the zoo's venv
-    .venv/bin/python bench/probe_zoo.py --only gru      # cases whose name contains "gru"
-    .venv/bin/python bench/probe_zoo.py --nn-only       # torch.nn cases, this venv's torch
-    .venv/bin/python bench/probe_zoo.py --repeat 5      # timing repeats per variant
+    .venv/bin/python -m bench.probe_zoo                 # every case, in the zoo's venv
+    .venv/bin/python -m bench.probe_zoo --only gru      # cases whose name contains "gru"
+    .venv/bin/python -m bench.probe_zoo --nn-only       # torch.nn cases, this venv's torch
+    .venv/bin/python -m bench.probe_zoo --repeat 5      # timing repeats per variant
 
 Each case is a small, correct training step (forward, loss, backward, optimizer step)
 of a common building block: every torch.nn module with parameters or an in-place
@@ -1212,7 +1212,7 @@ def ensure_venv(venv: Path) -> Path:
     return python
 
 
-# -- timing (runs inside the zoo's venv: python bench/probe_zoo.py --time-cases ...) ----
+# -- timing (runs inside the zoo's venv: python -m bench.probe_zoo --time-cases ...) ----
 
 
 def time_cases(directory: Path, names: list[str], repeat: int) -> None:
@@ -1275,7 +1275,6 @@ def time_cases(directory: Path, names: list[str], repeat: int) -> None:
 
 
 def run_zoo(cases: list[Case], python: str, repeat: int) -> int:
-    sys.path.insert(0, str(ROOT / "server"))
     from gradguard.probe.runner import run_probes
 
     # One torch thread in the child too, as in the timing: on a small shared machine two

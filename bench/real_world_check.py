@@ -1,12 +1,12 @@
 """Run ``gradguard check`` over torchvision, timm and ultralytics and show what it finds.
 
-    .venv/bin/python bench/real_world_check.py [--jobs N] [--only torchvision,timm] [--no-list]
-    .venv/bin/python bench/real_world_check.py --held-out    # transformers 5.25.0 instead
+    .venv/bin/python -m bench.real_world_check [--jobs N] [--only torchvision,timm] [--no-list]
+    .venv/bin/python -m bench.real_world_check --held-out    # transformers 5.25.0 instead
 
 With ``--held-out`` it checks the held-out library of bench/real_trees.py (transformers,
 1.2 million lines; a few minutes) instead: precision on code nobody here tuned for.
 
-    .venv/bin/python bench/real_world_check.py --precision [--set NAME] [--judge]
+    .venv/bin/python -m bench.real_world_check --precision [--set NAME] [--judge]
 
 With ``--precision`` it checks issue 27's trees (``PRECISION_SETS`` in
 bench/real_trees.py: ``first``, the default; ``held-out`` (also ``--held-out``), first
@@ -37,9 +37,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from real_trees import (  # noqa: E402
+from bench.real_trees import (
     HELD_OUT,
     PRECISION_SETS,
     cache_dir,

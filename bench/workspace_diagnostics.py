@@ -1,6 +1,6 @@
 """Workspace diagnostics over a real stdio session with ``gradguard serve``.
 
-    .venv/bin/python bench/workspace_diagnostics.py [--files 200] [--keep DIR]
+    .venv/bin/python -m bench.workspace_diagnostics [--files 200] [--keep DIR]
 
 What it does (figures printed, not a timed test):
 
@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -32,9 +31,10 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+from harness import lsp
+
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "corpus"
-SERVER = [sys.executable, "-m", "gradguard", "serve"]
 HAZARDS = ("exp_output_write.py", "sigmoid_index_write.py", "dropout_after_leakyrelu.py",
            "resnet_relu_before_add.py", "data_zero_sigmoid_output.py")
 TARGETS = {"cold_s": 5.0, "cached_s": 1.0}
@@ -82,12 +82,8 @@ class Session:
 
     async def start(self, root: Path) -> float:
         """Initializes the session; returns the moment ``initialized`` was sent."""
-        await self.client.start_io(*SERVER, cwd=str(root))
-        await self.client.initialize_async(types.InitializeParams(
-            capabilities=capabilities(), root_uri=root.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(root.as_uri(), root.name)],
-            initialization_options={"diagnosticMode": "workspace"}))
-        self.client.initialized(types.InitializedParams())
+        await lsp.serve(self.client, capabilities(), root,
+                        options={"diagnosticMode": "workspace"})
         return time.perf_counter()
 
     async def workspace_report(self, previous: list[types.PreviousResultId] | None = None
@@ -96,9 +92,7 @@ class Session:
             types.WorkspaceDiagnosticParams(previous_result_ids=previous or [])), 600)
 
     async def stop(self) -> None:
-        await self.client.shutdown_async(None)
-        self.client.exit(None)
-        await self.client.stop()
+        await lsp.stop(self.client)
 
 
 def flagged(report: types.WorkspaceDiagnosticReport) -> set[str]:

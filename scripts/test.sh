@@ -21,7 +21,7 @@ if ! cmp -s tests/wild/requirements.txt .venv/wild-packages/requirements.txt; th
         -r tests/wild/requirements.txt
     cp tests/wild/requirements.txt .venv/wild-packages/
 fi
-.venv/bin/ruff check server tests tools bench
+.venv/bin/ruff check server tests tools bench harness
 .venv/bin/mypy
 # The fast tier first, so that its time is in the log (DEVELOPING.md), then the rest;
 # exit status 5 is pytest's "no tests selected" (arguments that pick only one tier).

@@ -1,10 +1,6 @@
-import sys
 from pathlib import Path
 
 import pytest
-
-# The rule case modules import their helpers by plain name.
-sys.path.insert(0, str(Path(__file__).parent))
 
 # The tiers (DEVELOPING.md) of tests in tests/metamorphic/, which another branch is
 # reworking as these markers land: until its modules carry their own `pytestmark`, they

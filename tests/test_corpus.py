@@ -8,7 +8,7 @@ RuntimeError, fixed and negative scripts must run cleanly. Then ``gradguard chec
 scored on the corpus, and neither its findings nor its false positives may get worse
 than the figures recorded in
 tests/corpus/scores.json (record new ones with
-``python bench/accuracy.py --write-scores tests/corpus/scores.json``).
+``python -m bench.accuracy --write-scores tests/corpus/scores.json``).
 """
 
 from __future__ import annotations
@@ -16,14 +16,12 @@ from __future__ import annotations
 import functools
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 from tools import corpus as accuracy  # noqa: E402
 
@@ -112,7 +110,7 @@ def test_family_selects_its_positives_and_fixed_files() -> None:
 def _recorded(tool: str) -> dict[str, Any]:
     if not accuracy.SCORES.is_file():
         pytest.skip(f"{accuracy.SCORES.relative_to(ROOT)} does not exist yet: record it with "
-                    "`python bench/accuracy.py --write-scores tests/corpus/scores.json`")
+                    "`python -m bench.accuracy --write-scores tests/corpus/scores.json`")
     recorded = json.loads(accuracy.SCORES.read_text(encoding="utf-8")).get(tool)
     if recorded is None:
         pytest.skip(f"no {tool} scores recorded in {accuracy.SCORES.name}")

@@ -29,7 +29,6 @@ from gradguard.rules import (
 from gradguard.text import source_lines
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 from tools import corpus  # noqa: E402
 

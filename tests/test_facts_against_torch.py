@@ -11,7 +11,6 @@ exactly when the table says that role is saved, under each requires-grad conditi
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,6 @@ from torch import Tensor
 from torch.utils._python_dispatch import TorchDispatchMode
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "server")]
 
 from gradguard.facts import Effect, load  # noqa: E402
 from tools import generate_facts  # noqa: E402

@@ -2,20 +2,18 @@
 ``gradguard check`` reports on tests/corpus carry a fix, and every offered fix, applied
 by ``check --fix`` to a copy of its case and run under torch, runs backward and computes
 the same first loss as the original or as the maintainers' fix. The measuring is
-tools/fix_coverage.py, which ``python bench/fix_coverage.py`` prints.
+tools/fix_coverage.py, which ``python -m bench.fix_coverage`` prints.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 from tools.corpus import Findings, load_manifest  # noqa: E402
 from tools.fix_coverage import Coverage, Verification, measure, verify_all  # noqa: E402

@@ -8,10 +8,7 @@ tomli before 3.11).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tools.package_vsix import missing_for  # noqa: E402
 

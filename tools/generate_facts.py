@@ -1,6 +1,6 @@
 """Generate GradGuard's autograd facts from the installed torch.
 
-    .venv/bin/python tools/generate_facts.py [--out DIR]
+    .venv/bin/python -m tools.generate_facts [--out DIR]
 
 writes three files (by default into server/gradguard/facts/data/):
 
@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
-import sys
 import warnings
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
@@ -42,13 +41,8 @@ import torchgen
 from torch import Tensor, nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
-REPO = Path(__file__).resolve().parent.parent
-if __package__ in (None, ""):
-    # Run as a script: make `tools` importable the way the tests import it.
-    sys.path.insert(0, str(REPO))
-
-from tools.discovered_spellings import every_spelling  # noqa: E402
-from tools.spelling_specs import (  # noqa: E402
+from tools.discovered_spellings import every_spelling
+from tools.spelling_specs import (
     FACTORIES,
     MODULE_WRAPPERS,
     Case,
@@ -56,6 +50,7 @@ from tools.spelling_specs import (  # noqa: E402
     resolve,
 )
 
+REPO = Path(__file__).resolve().parent.parent
 DATA_DIR = REPO / "server" / "gradguard" / "facts" / "data"
 ROLES = ("input", "other", "output")
 

@@ -14,7 +14,6 @@ transformed file needs no line bookkeeping.
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache, cached_property
@@ -22,14 +21,10 @@ from pathlib import Path
 
 import libcst as cst
 
+from tools.corpus import SILENT, load_manifest
+
 TESTS = Path(__file__).resolve().parent.parent
 ROOT = TESTS.parent
-if str(TESTS) not in sys.path:  # the case files import their helpers by plain name
-    sys.path.insert(0, str(TESTS))
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from tools.corpus import SILENT, load_manifest  # noqa: E402
 
 CORPUS_MARK = re.compile(r"#.*\[inplace\]")
 CASE_MARK = re.compile(r"#\s*expect:\s*GG\d{3}")

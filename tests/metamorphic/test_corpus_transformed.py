@@ -1,10 +1,11 @@
 """Every transformation over the whole accuracy corpus (tests/corpus), checked by
 ``gradguard check``: each transformed file is valid Python that keeps its markers, and
 the recall on the transformed positives does not fall below the figures recorded in
-tests/metamorphic/scores.json (``python bench/accuracy.py --metamorphic --write-scores
-tests/metamorphic/scores.json``), nor do false positives on the transformed negatives and
-fixed files grow. Torch's judgement of every transformed file is the bench's (it runs
-each one); tests/metamorphic/test_sample_under_torch.py judges a fixed sample.
+tests/metamorphic/scores.json (``PYTHONPATH=tests python -m bench.accuracy --metamorphic
+--write-scores tests/metamorphic/scores.json``), nor do false positives on the
+transformed negatives and fixed files grow. Torch's judgement of every transformed file
+is the bench's (it runs each one); tests/metamorphic/test_sample_under_torch.py judges a
+fixed sample.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ transformations give: the rule cases that must stay quiet (a save in one arm of 
 and a write after the join, an in-place op that keeps its own copy, code that runs only
 without a graph, a branch decidable under this torch) stay quiet in every transformed
 program too. Torch runs each of them clean, as it runs the originals (the bench judges
-every transformed program: ``python bench/accuracy.py --metamorphic``).
+every transformed program: ``PYTHONPATH=tests python -m bench.accuracy --metamorphic``).
 """
 
 from __future__ import annotations

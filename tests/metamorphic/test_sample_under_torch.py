@@ -1,8 +1,9 @@
 """A fixed sample of transformed programs judged under torch: for each transformation,
 the first rule or family case it applies to among the positives and among the clean
 cases. Each must end as its original does (the same in-place error, or cleanly), having
-computed the same values at each backward. ``python bench/accuracy.py --metamorphic``
-judges every transformed program of the corpus and the case files the same way.
+computed the same values at each backward.
+``PYTHONPATH=tests python -m bench.accuracy --metamorphic`` judges every transformed
+program of the corpus and the case files the same way.
 """
 
 from __future__ import annotations

@@ -97,7 +97,6 @@ async def test_hovering_a_finding_across_files_shows_the_steps_in_the_other_file
 
 def _corpus_files() -> list[tuple[Path, set[int]]]:
     """Each positive's file with its in-place lines (of the saving rules' cases)."""
-    sys.path.insert(0, str(REPO))
     from tools import corpus
 
     files: dict[Path, set[int]] = {}

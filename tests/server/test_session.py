@@ -413,7 +413,7 @@ async def test_a_pulling_notebook_client_pulls_each_cell_and_is_told_cells_depen
     result = await client.initialize_session(types.InitializeParams(
         capabilities=_with_notebooks(PULL), root_uri=workspace.as_uri()))
     _, *cell_uris = _open_notebook(client, workspace)
-    session = Session(client, pull=True, encoding="utf-8")
+    session = Session(client, client.recorder, pull=True, encoding="utf-8")
     session.versions.update({uri: 1 for uri in cell_uris})
 
     assert result.capabilities.diagnostic_provider is not None

@@ -1,5 +1,5 @@
-"""Hostile inputs for the fuzz tests and ``bench/fuzz.py``: random bytes, and real files
-(the accuracy corpus, the examples) mutated the ways editors and users break them."""
+"""Hostile inputs for the fuzz tests (tests/fuzz) and ``bench/fuzz.py``: random bytes, and
+real files (the accuracy corpus, the examples) mutated the ways editors and users break them."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 SEEDS = sorted([*REPO.glob("examples/*.py"), *REPO.glob("tests/corpus/positive/*.py"),
                 *REPO.glob("tests/corpus/negative/*.py")])
 SEED_TEXTS = [path.read_text("utf-8") for path in SEEDS]
