@@ -1,53 +1,51 @@
-"""Builds the VS Code extension's .vsix with the GradGuard server bundled in it.
+"""Builds the VS Code extension's .vsix packages, one per target VS Code publishes and a
+universal one, with the GradGuard server bundled in them.
 
-    python3 tools/package_vsix.py [--target linux-x64] [--out dist/]
+    python3 tools/package_vsix.py [--target linux-x64 ...] [--out dist/]
 
-Run from ``npm run package`` (after the TypeScript build). Like the ruff extension and
-Microsoft's python-tools template, the .vsix carries the server, in
-``client/bundled/server``, and its dependencies, in ``client/bundled/libs`` (pip
-``--target``), started on the user's interpreter by
-``client/bundled/tool/gradguard_bundled.py``. GradGuard is kept apart from its
-dependencies because the probe's child process gets its folder on PYTHONPATH: the user's
-code under the probe must import the user's packages, not the extension's.
+Run from ``npm run package`` (after the TypeScript build); without ``--target`` it builds
+every target of tools/vsix_wheels.py and the universal package. Like the ruff extension
+and Microsoft's python-tools template, a .vsix carries the server, started on the user's
+interpreter by ``client/bundled/tool/gradguard_bundled.py``:
 
-libcst has a native parser, built per platform and per CPython version
-(``native.cpython-311-x86_64-linux-gnu.so``), so the bundle is per platform (``vsce
-package --target``) and holds one native file for each CPython version the target's
-wheels exist for; their names differ, so they sit side by side in one folder, and the
-pure files must be identical across versions (checked).
-Everything comes from the package index through pip (its cache makes a second run fast).
+- ``client/bundled/server``: GradGuard itself (pure Python), kept apart from its
+  dependencies because the probe's child process gets this folder on PYTHONPATH: the
+  user's code under the probe must import the user's packages, not the extension's;
+- ``client/bundled/wheels``: the dependencies' wheels for the target, for every supported
+  CPython version (``pip download``, tools/vsix_wheels.py), and ``manifest.json`` saying
+  which wheels each version uses. The launcher unpacks them on first use.
+
+The universal package has no wheels: on first use the launcher installs GradGuard's
+dependencies with the user's own pip (for platforms without a package of their own, such
+as Alpine or 32-bit ARM). pip's cache makes a second build fast.
 """
 
 from __future__ import annotations
 
 import argparse
-import filecmp
+import json
 import os
 import platform
 import shutil
 import subprocess
 import sys
 import tempfile
-from importlib.metadata import distributions
+import time
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-try:
-    from packaging.requirements import Requirement
-except ImportError:  # pragma: no cover - pip carries its own copy
-    from pip._vendor.packaging.requirements import Requirement  # type: ignore[assignment]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from vsix_wheels import PLATFORMS, UNIVERSAL, supported_pythons, wheels_for  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 CLIENT = REPO / "client"
-PYTHON_VERSIONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
-# vsce target -> pip platform tags of the wheels that run there (newest first).
-PLATFORMS = {
-    "linux-x64": ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"],
-    "linux-arm64": ["manylinux_2_28_aarch64", "manylinux_2_17_aarch64",
-                    "manylinux2014_aarch64"],
-    "darwin-x64": ["macosx_10_13_x86_64", "macosx_10_9_x86_64"],
-    "darwin-arm64": ["macosx_11_0_arm64"],
-    "win32-x64": ["win_amd64"],
-}
+BUNDLED = CLIENT / "bundled"
+# Downloads run side by side: most of their time is spent waiting on the index.
+PARALLEL_DOWNLOADS = 4
+
+Plan = dict[str, list[Path] | None]
 
 
 def host_target() -> str:
@@ -61,112 +59,85 @@ def log(message: str) -> None:
     print(f"[package_vsix] {message}", file=sys.stderr, flush=True)
 
 
-def pip(*args: str | Path) -> None:
-    subprocess.run([sys.executable, "-m", "pip", *map(str, args)], check=True)
-
-
-def missing_for(version: str, into: Path) -> list[str]:
-    """Requirements of the installed distributions that hold on ``version`` but are not
-    installed: pip evaluates markers (``tomli; python_version < '3.11'``) for the Python
-    that runs it, not for ``--python-version``."""
-    installed = {}
-    for dist in distributions(path=[str(into)]):
-        installed[dist.metadata["Name"].lower().replace("_", "-")] = dist
-    environment = {"python_version": version, "python_full_version": f"{version}.0",
-                   "implementation_name": "cpython", "platform_python_implementation": "CPython",
-                   "extra": ""}
-    missing = set()
-    for dist in installed.values():
-        for line in dist.requires or []:
-            requirement = Requirement(line)
-            if requirement.marker is not None and not requirement.marker.evaluate(environment):
-                continue
-            if requirement.name.lower().replace("_", "-") not in installed:
-                missing.add(str(requirement).split(";")[0])
-    return sorted(missing)
-
-
-def install_for(version: str, target: str, wheel: Path, into: Path) -> bool:
-    """Install the wheel and its dependencies for one CPython version; False if pip finds
-    no wheels for it (that version is then not supported by this bundle)."""
-    tags = [arg for tag in PLATFORMS[target] for arg in ("--platform", tag)]
-    wanted: list[str | Path] = [wheel]
-    extra: list[str] = []
-    try:
-        while wanted:
-            pip("install", "--quiet", "--disable-pip-version-check", "--no-compile",
-                "--only-binary=:all:", "--implementation", "cp", "--python-version", version,
-                *tags, *extra, "--target", into, *wanted)
-            wanted = list(missing_for(version, into))
-            # What markers add for the target version is checked by pip against the Python
-            # that runs it (pyyaml-ft for 3.13 on a 3.11): the tags above still pick wheels
-            # built for the target version.
-            extra = ["--ignore-requires-python"]
-    except subprocess.CalledProcessError:
-        log(f"no wheels for CPython {version} on {target}: left out of the bundle")
-        return False
-    return True
-
-
-def merge(source: Path, libs: Path) -> None:
-    """Copy one version's tree into libs; a file both have must be the same file."""
-    for path in sorted(source.rglob("*")):
-        if path.is_dir():
-            continue
-        relative = path.relative_to(source)
-        target = libs / relative
-        if "__pycache__" in relative.parts or relative.parts[0] == "bin":
-            continue
-        if target.exists():
-            # dist-info RECORD and INSTALLER hold per-install detail; the code must agree.
-            if ".dist-info" in relative.parts[0] or filecmp.cmp(path, target, shallow=False):
-                continue
-            raise SystemExit(f"{relative} differs between CPython versions; cannot bundle")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, target)
-
-
-def bundle(target: str, work: Path) -> list[str]:
-    libs = CLIENT / "bundled" / "libs"
-    server = CLIENT / "bundled" / "server"
-    for folder in (libs, server):
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-    log("building the gradguard wheel")
-    pip("wheel", "--quiet", "--disable-pip-version-check", "--no-deps", "-w", work, REPO)
+def build_wheel(work: Path) -> Path:
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet",
+                    "--disable-pip-version-check", "--no-deps", "-w", str(work), str(REPO)],
+                   check=True)
     [wheel] = work.glob("gradguard-*.whl")
-    versions = []
-    for version in PYTHON_VERSIONS:
-        into = work / f"py{version}"
-        if install_for(version, target, wheel, into):
-            merge(into, libs)
-            versions.append(version)
-    if not versions:
-        raise SystemExit(f"no CPython version has wheels for {target}")
-    for own in [libs / "gradguard", *libs.glob("gradguard-*.dist-info")]:
-        shutil.move(own, server / own.name)
-    (libs / "BUNDLED.txt").write_text(
-        f"GradGuard bundled for {target}, CPython {', '.join(versions)}.\n", encoding="utf-8")
-    return versions
+    return wheel
 
 
-def package(target: str, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
+def plan_all(wheel: Path, targets: list[str], versions: list[str], work: Path,
+             ) -> dict[str, Plan]:
+    jobs = [(target, version) for target in targets for version in versions]
+    with ThreadPoolExecutor(PARALLEL_DOWNLOADS) as pool:
+        found = list(pool.map(lambda job: wheels_for(wheel, *job, work), jobs))
+    plans: dict[str, Plan] = {target: {} for target in targets}
+    for (target, version), wheels in zip(jobs, found):
+        plans[target][version] = wheels
+        if wheels is None:
+            log(f"{target}: no wheels for CPython {version} on the index; the launcher "
+                "installs its dependencies with the user's pip")
+    return plans
+
+
+def stage(target: str, wheel: Path, plan: Plan) -> None:
+    """Fills client/bundled for one package."""
+    for folder in ("server", "wheels", "libs"):
+        shutil.rmtree(BUNDLED / folder, ignore_errors=True)
+    server = BUNDLED / "server"
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(server)
+    wheels = BUNDLED / "wheels"
+    wheels.mkdir()
+    for path in {p for found in plan.values() for p in found or []}:
+        shutil.copy2(path, wheels / path.name)
+    manifest = {"target": target,
+                "pythons": {version: None if found is None else [p.name for p in found]
+                            for version, found in plan.items()}}
+    (wheels / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n",
+                                          encoding="utf-8")
+
+
+def package(target: str, out: Path) -> Path:
     vsce = REPO / "node_modules" / ".bin" / ("vsce.cmd" if os.name == "nt" else "vsce")
+    version = json.loads((CLIENT / "package.json").read_text(encoding="utf-8"))["version"]
+    name = f"gradguard-{version}.vsix" if target == UNIVERSAL else \
+        f"gradguard-{target}-{version}.vsix"
+    where = ["--target", target] if target != UNIVERSAL else []
     subprocess.run([str(vsce), "package", "--no-dependencies", "--skip-license",
-                    "--allow-missing-repository", "--target", target, "-o", f"{out}{os.sep}"],
-                   cwd=CLIENT, check=True)
+                    "--allow-missing-repository", *where, "-o", str(out / name)],
+                   cwd=CLIENT, check=True, stdout=subprocess.DEVNULL)
+    return out / name
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--target", default=host_target(), choices=sorted(PLATFORMS))
+    parser.add_argument("--target", action="append", choices=[*sorted(PLATFORMS), UNIVERSAL],
+                        help="a target to build (repeatable); default: all of them")
     parser.add_argument("--out", type=Path, default=REPO / "dist")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="gradguard-bundle-") as work:
-        versions = bundle(args.target, Path(work))
-    log(f"bundled for {args.target}, CPython {', '.join(versions)}")
-    package(args.target, args.out.resolve())
+    targets = args.target or [UNIVERSAL, *PLATFORMS]
+    # The host's package last, so that client/bundled is left with what runs here (the
+    # client's unit tests start the bundled launcher).
+    targets.sort(key=lambda target: target == host_target())
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="gradguard-bundle-") as temp:
+        work = Path(temp)
+        wheel = build_wheel(work)
+        versions = supported_pythons(wheel, work / "probe")
+        log(f"CPython {', '.join(versions)} (requires-python, released)")
+        plans = plan_all(wheel, [t for t in targets if t != UNIVERSAL], versions, work)
+        plans[UNIVERSAL] = dict.fromkeys(versions)
+        log(f"wheels downloaded in {time.monotonic() - start:.0f} s")
+        for target in targets:
+            stage(target, wheel, plans[target])
+            built = package(target, out)
+            log(f"{built.relative_to(REPO) if built.is_relative_to(REPO) else built}: "
+                f"{built.stat().st_size / 1e6:.1f} MB")
+    log(f"{len(targets)} packages in {time.monotonic() - start:.0f} s")
     return 0
 
 
