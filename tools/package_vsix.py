@@ -1,7 +1,7 @@
 """Builds the VS Code extension's .vsix packages, one per target VS Code publishes and a
 universal one, with the GradGuard server bundled in them.
 
-    python3 tools/package_vsix.py [--target linux-x64 ...] [--out dist/]
+    python3 -m tools.package_vsix [--target linux-x64 ...] [--out dist/]
 
 Run from ``npm run package`` (after the TypeScript build); without ``--target`` it builds
 every target of tools/vsix_wheels.py and the universal package. Like the ruff extension
@@ -35,9 +35,7 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from vsix_wheels import PLATFORMS, UNIVERSAL, supported_pythons, wheels_for  # noqa: E402
+from tools.vsix_wheels import PLATFORMS, UNIVERSAL, supported_pythons, wheels_for
 
 REPO = Path(__file__).resolve().parent.parent
 CLIENT = REPO / "client"
@@ -73,7 +71,7 @@ def plan_all(wheel: Path, targets: list[str], versions: list[str], work: Path,
     with ThreadPoolExecutor(PARALLEL_DOWNLOADS) as pool:
         found = list(pool.map(lambda job: wheels_for(wheel, *job, work), jobs))
     plans: dict[str, Plan] = {target: {} for target in targets}
-    for (target, version), wheels in zip(jobs, found):
+    for (target, version), wheels in zip(jobs, found, strict=True):
         plans[target][version] = wheels
         if wheels is None:
             log(f"{target}: no wheels for CPython {version} on the index; the launcher "

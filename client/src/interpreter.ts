@@ -7,6 +7,7 @@ export type InterpreterSource =
   | 'gradguard.interpreter'
   | 'python extension'
   | 'python.defaultInterpreterPath'
+  | 'workspace environment'
   | 'default';
 
 export interface InterpreterInputs {
@@ -22,6 +23,10 @@ export interface InterpreterInputs {
   readonly platform: NodeJS.Platform;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly home: string;
+  /** Whether a path is a directory (a setting may name a virtual environment's folder). */
+  readonly isDirectory?: (file: string) => boolean;
+  /** Whether a file exists (a workspace folder's `.venv` or `venv`). */
+  readonly exists?: (file: string) => boolean;
 }
 
 export interface Interpreter {
@@ -32,6 +37,8 @@ export interface Interpreter {
 
 export interface Resolution {
   readonly interpreter: Interpreter;
+  /** Commands to try, in order, when `interpreter.command` cannot be run (the default only). */
+  readonly alternatives: readonly string[];
   /** Candidates passed over, and why (shown in the output channel). */
   readonly skipped: readonly string[];
 }
@@ -45,9 +52,11 @@ const UNSET_DEFAULT_PATHS = new Set(['', 'python']);
  *    Microsoft's python-tools extension template and in ruff's extension);
  * 2. the environment the Python extension selected for the workspace;
  * 3. `python.defaultInterpreterPath` (what the Python extension would start from);
- * 4. `python3` (`python` on Windows).
+ * 4. a virtual environment in a workspace folder (`.venv`, `venv`), when trusted;
+ * 5. the platform's usual names on PATH (`defaultCommands`), the first that runs.
  *
- * In an untrusted workspace an interpreter inside a workspace folder is never run: a
+ * A setting may name a virtual environment's folder instead of its interpreter. In an
+ * untrusted workspace an interpreter inside a workspace folder is never run: a
  * checked-out `.venv/bin/python` is the workspace's code too.
  */
 export function resolveInterpreter(inputs: InterpreterInputs): Resolution {
@@ -67,19 +76,54 @@ export function resolveInterpreter(inputs: InterpreterInputs): Resolution {
     if (raw === undefined || raw.trim() === '') {
       continue;
     }
-    const command = expandPath(raw.trim(), inputs);
+    let command = expandPath(raw.trim(), inputs);
+    if (inputs.isDirectory?.(command) === true) {
+      command = venvInterpreter(command, inputs.platform);
+    }
     if (!inputs.trusted && isInsideAny(command, inputs.workspaceFolders, inputs.platform)) {
       skipped.push(
         `${source} (${command}) is inside the workspace, which is not trusted: not run`,
       );
       continue;
     }
-    return { interpreter: { command, source }, skipped };
+    return { interpreter: { command, source }, alternatives: [], skipped };
   }
-  return {
-    interpreter: { command: inputs.platform === 'win32' ? 'python' : 'python3', source: 'default' },
-    skipped,
-  };
+  if (inputs.trusted) {
+    for (const folder of inputs.workspaceFolders) {
+      for (const name of WORKSPACE_ENVIRONMENTS) {
+        const pathApi = inputs.platform === 'win32' ? path.win32 : path.posix;
+        const command = venvInterpreter(pathApi.join(folder, name), inputs.platform);
+        if (inputs.exists?.(command) === true) {
+          return { interpreter: { command, source: 'workspace environment' }, alternatives: [], skipped };
+        }
+      }
+    }
+  }
+  const [first = 'python', ...alternatives] = defaultCommands(inputs.platform);
+  return { interpreter: { command: first, source: 'default' }, alternatives, skipped };
+}
+
+/** Folder names of a workspace's own virtual environment, as `python -m venv` users call it. */
+const WORKSPACE_ENVIRONMENTS = ['.venv', 'venv'];
+
+/**
+ * The interpreter of a virtual environment: `Scripts\python.exe` on Windows, `bin/python`
+ * elsewhere (where venv, virtualenv, uv and conda put it).
+ */
+export function venvInterpreter(folder: string, platform: NodeJS.Platform): string {
+  return platform === 'win32'
+    ? path.win32.join(folder, 'Scripts', 'python.exe')
+    : path.posix.join(folder, 'bin', 'python');
+}
+
+/**
+ * The names tried on PATH when nothing names an interpreter, in order. On Windows the `py`
+ * launcher (python.org's installers put it on PATH) runs the newest Python 3, where
+ * `python` may be the Microsoft Store's installer stub; elsewhere `python3`, since
+ * `python` is Python 2 or absent on many systems.
+ */
+export function defaultCommands(platform: NodeJS.Platform): readonly string[] {
+  return platform === 'win32' ? ['py', 'python', 'python3'] : ['python3', 'python'];
 }
 
 /**

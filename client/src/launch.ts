@@ -18,6 +18,9 @@ export interface Launch {
   readonly serverArgs: readonly string[];
   /** Arguments after the interpreter that print GradGuard's version, or fail. */
   readonly checkArgs: readonly string[];
+  /** How long the check may take: the bundle's first run unpacks its wheels, or installs
+   * its dependencies with the interpreter's pip (the universal package). */
+  readonly checkTimeoutMs: number;
   /** For the log and the status bar tooltip. */
   readonly describe: string;
 }
@@ -26,8 +29,17 @@ const FROM_ENVIRONMENT_CHECK =
   'import gradguard, sys; sys.stdout.write(getattr(gradguard, "__version__", "?"))';
 
 /** The launcher script inside an installed extension. */
-export function bundledLauncher(extensionPath: string): string {
-  return path.join(extensionPath, 'bundled', 'tool', 'gradguard_bundled.py');
+export function bundledLauncher(extensionPath: string, platform: NodeJS.Platform = process.platform): string {
+  return pathFor(platform).join(extensionPath, 'bundled', 'tool', 'gradguard_bundled.py');
+}
+
+/** What says which wheels each Python uses; present only in a packaged extension. */
+export function bundleManifest(extensionPath: string, platform: NodeJS.Platform = process.platform): string {
+  return pathFor(platform).join(extensionPath, 'bundled', 'wheels', 'manifest.json');
+}
+
+function pathFor(platform: NodeJS.Platform): path.PlatformPath {
+  return platform === 'win32' ? path.win32 : path.posix;
 }
 
 /**
@@ -38,13 +50,15 @@ export function launchFor(
   strategy: ImportStrategy,
   extensionPath: string,
   bundleExists: boolean,
+  platform: NodeJS.Platform = process.platform,
 ): Launch {
   if (strategy === 'useBundled' && bundleExists) {
-    const launcher = bundledLauncher(extensionPath);
+    const launcher = bundledLauncher(extensionPath, platform);
     return {
       strategy,
       serverArgs: [launcher, 'serve'],
       checkArgs: [launcher, '--version'],
+      checkTimeoutMs: 300_000,
       describe: 'the GradGuard bundled with the extension',
     };
   }
@@ -52,6 +66,7 @@ export function launchFor(
     strategy: 'fromEnvironment',
     serverArgs: ['-m', 'gradguard', 'serve'],
     checkArgs: ['-c', FROM_ENVIRONMENT_CHECK],
+    checkTimeoutMs: 20_000,
     describe: strategy === 'useBundled'
       ? 'the GradGuard installed in the interpreter (this build of the extension has no bundle)'
       : 'the GradGuard installed in the interpreter',

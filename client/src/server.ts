@@ -9,8 +9,8 @@ import { DidChangeConfigurationNotification, LanguageClient, State } from 'vscod
 import { checkInterpreter } from './check';
 import { createClient } from './clientOptions';
 import { reportCheck, type InstallParts } from './install';
-import { resolveInterpreter, type Interpreter } from './interpreter';
-import { bundledLauncher, launchFor, type Launch } from './launch';
+import { resolveInterpreter, type Interpreter, type Resolution } from './interpreter';
+import { bundleManifest, launchFor, type Launch } from './launch';
 import { SHOW_OUTPUT, showError } from './messages';
 import { onPythonInterpreterChanged, pythonExtensionInterpreter } from './python';
 import { RestartPolicy } from './restartPolicy';
@@ -29,6 +29,8 @@ import { TraceChannel } from './trace';
 export class ServerManager implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private interpreter: Interpreter | undefined;
+  /** What `resolve` chose when the server was last started (before any alternative). */
+  private resolved: string | undefined;
   private settings: GradGuardSettings;
   private queue: Promise<void> = Promise.resolve();
   private readonly policy = new RestartPolicy();
@@ -103,14 +105,14 @@ export class ServerManager implements vscode.Disposable {
     return vscode.workspace.workspaceFolders ?? [];
   }
 
-  private async resolve(): Promise<Interpreter> {
+  private async resolve(): Promise<Resolution> {
     const folders = this.folders();
     const resource = folders[0]?.uri ?? vscode.window.activeTextEditor?.document.uri;
     const pythonExtension = await pythonExtensionInterpreter(resource, this.log);
     const defaultInterpreterPath = vscode.workspace
       .getConfiguration('python', resource)
       .get<string>('defaultInterpreterPath');
-    const { interpreter, skipped } = resolveInterpreter({
+    const resolution = resolveInterpreter({
       setting: this.settings.interpreter,
       pythonExtension,
       defaultInterpreterPath,
@@ -119,11 +121,13 @@ export class ServerManager implements vscode.Disposable {
       platform: process.platform,
       env: process.env,
       home: os.homedir(),
+      isDirectory: (file) => fs.statSync(file, { throwIfNoEntry: false })?.isDirectory() === true,
+      exists: (file) => fs.existsSync(file),
     });
-    for (const reason of skipped) {
+    for (const reason of resolution.skipped) {
       this.log.warn(`Interpreter skipped: ${reason}`);
     }
-    return interpreter;
+    return resolution;
   }
 
   /** Not a workspace folder: `python -m` puts the current folder first on sys.path. */
@@ -138,13 +142,25 @@ export class ServerManager implements vscode.Disposable {
       this.status.setState({ kind: 'disabled' });
       return;
     }
-    const interpreter = await this.resolve();
+    const resolution = await this.resolve();
+    this.resolved = resolution.interpreter.command;
+    let interpreter = resolution.interpreter;
     this.interpreter = interpreter;
     this.status.setState({ kind: 'starting', interpreter: interpreter.command });
     this.log.info(`Interpreter: ${interpreter.command} (from ${interpreter.source})`);
     const launch = this.launch();
     this.log.info(`Running ${launch.describe} (gradguard.importStrategy: ${this.settings.importStrategy})`);
-    const check = await checkInterpreter(interpreter.command, launch.checkArgs, { cwd: this.cwd });
+    const options = { cwd: this.cwd, timeoutMs: launch.checkTimeoutMs };
+    let check = await checkInterpreter(interpreter.command, launch.checkArgs, options);
+    for (const command of resolution.alternatives) {
+      if (check.kind !== 'no-interpreter') {
+        break;
+      }
+      this.log.info(`${interpreter.command} cannot be run; trying ${command}`);
+      interpreter = { command, source: interpreter.source };
+      this.interpreter = interpreter;
+      check = await checkInterpreter(command, launch.checkArgs, options);
+    }
     if (check.kind !== 'ok') {
       reportCheck(interpreter, check, this.installParts());
       return;
@@ -206,7 +222,7 @@ export class ServerManager implements vscode.Disposable {
   }
 
   private launch(): Launch {
-    return launchFor(this.settings.importStrategy, this.cwd, fs.existsSync(bundledLauncher(this.cwd)));
+    return launchFor(this.settings.importStrategy, this.cwd, fs.existsSync(bundleManifest(this.cwd)));
   }
 
   private installParts(): InstallParts {
@@ -257,8 +273,8 @@ export class ServerManager implements vscode.Disposable {
   private trustGranted(): void {
     this.log.info('The workspace is now trusted');
     void this.enqueue(async () => {
-      const interpreter = await this.resolve();
-      if (interpreter.command !== this.interpreter?.command) {
+      const { interpreter } = await this.resolve();
+      if (interpreter.command !== this.resolved) {
         await this.doRestart('an interpreter inside the workspace may now be used');
         return;
       }
@@ -276,8 +292,8 @@ export class ServerManager implements vscode.Disposable {
       if (!this.settings.enable) {
         return;
       }
-      const interpreter = await this.resolve();
-      if (interpreter.command !== this.interpreter?.command || this.client === undefined) {
+      const { interpreter } = await this.resolve();
+      if (interpreter.command !== this.resolved || this.client === undefined) {
         await this.doRestart(reason);
       }
     });

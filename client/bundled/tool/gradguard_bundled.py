@@ -34,7 +34,7 @@ class CannotPrepare(Exception):
 
 
 def python_version():
-    return "%d.%d" % sys.version_info[:2]
+    return "{}.{}".format(*sys.version_info[:2])
 
 
 def manifest():
@@ -78,16 +78,16 @@ def pip_install(into):
         subprocess.run(command, check=True, stdout=sys.stderr)
     except (OSError, subprocess.CalledProcessError) as error:
         raise CannotPrepare(
-            "this package of the extension carries no build of GradGuard's dependencies "
-            "for CPython %s on this platform, and installing them with this interpreter's "
-            "pip failed (%s); install the extension's package for this platform, or choose "
-            "an interpreter with pip and network access" % (python_version(), error))
+            "This package of the GradGuard extension carries no build of its dependencies "
+            f"for CPython {python_version()} on this platform, and installing them with "
+            f"this interpreter's pip failed ({error}); install the extension's package for "
+            "this platform, or choose an interpreter with pip and network access") from None
 
 
 def cache_folders(target, version):
     """Where the dependencies may be kept: beside the wheels, else (an extension folder
     that cannot be written) in the user's cache."""
-    name = "%s-%s-%s" % (target, version, sys.implementation.name)
+    name = f"{target}-{version}-{sys.implementation.name}"
     user_cache = (os.environ.get("XDG_CACHE_HOME") or os.environ.get("LOCALAPPDATA")
                   or os.path.expanduser("~/.cache"))
     return [os.path.join(BUNDLED, "libs", name),
@@ -100,14 +100,14 @@ def libs_folder():
     try:
         wheels = manifest()
     except OSError:
-        raise CannotPrepare("no bundled dependencies in %s (a development build: run "
-                            "npm run package, or use importStrategy fromEnvironment)"
-                            % BUNDLED)
+        raise CannotPrepare(f"GradGuard has no bundled dependencies in {BUNDLED} (a "
+                            "development build: run npm run package, or use "
+                            "importStrategy fromEnvironment)") from None
     version = python_version()
     supported = sorted(wheels["pythons"], key=lambda v: tuple(map(int, v.split("."))))
     if sys.version_info[:2] < tuple(map(int, supported[0].split("."))):
-        raise CannotPrepare("GradGuard needs Python %s or newer; this interpreter is %s"
-                            % (supported[0], version))
+        raise CannotPrepare(f"GradGuard needs Python {supported[0]} or newer; this "
+                            f"interpreter is {version}")
     # CPython wheels only; a newer CPython or another implementation uses pip.
     listed = wheels["pythons"].get(version) if sys.implementation.name == "cpython" else None
     errors = []
@@ -119,7 +119,7 @@ def libs_folder():
             return folder
         except OSError as error:
             errors.append(str(error))
-    raise CannotPrepare("cannot unpack the bundled dependencies: %s" % "; ".join(errors))
+    raise CannotPrepare(f"GradGuard cannot unpack its bundled dependencies: {'; '.join(errors)}")
 
 
 def make(folder, listed):
@@ -144,7 +144,7 @@ def main():
     try:
         libs = libs_folder()
     except CannotPrepare as error:
-        sys.stderr.write("GradGuard: %s\n" % error)
+        sys.stderr.write(f"{error}\n")
         return 1
     sys.path[:0] = [SERVER, libs]
     if sys.argv[1:] == ["--version"]:
@@ -153,7 +153,7 @@ def main():
         import gradguard
 
         libcst.parse_module("x = 1\n")  # loads libcst's native parser for this Python
-        sys.stdout.write("%s (bundled)" % gradguard.__version__)
+        sys.stdout.write(f"{gradguard.__version__} (bundled)")
         return 0
     from gradguard.cli.main import main as gradguard_main
 

@@ -35,8 +35,16 @@ if [ "$BUILD" = 1 ]; then
   npm ci --no-audit --no-fund --loglevel=error
   npm run package --silent
 fi
-VSIX="$(ls -t "$REPO"/dist/gradguard-*.vsix 2>/dev/null | head -1 || true)"
-[ -n "$VSIX" ] || { echo "no dist/gradguard-*.vsix: run npm run package" >&2; exit 1; }
+# This machine's package (npm run package builds one per target).
+case "$(uname -s)-$(uname -m)" in
+  Linux-x86_64) TARGET=linux-x64 ;;
+  Linux-aarch64) TARGET=linux-arm64 ;;
+  Darwin-x86_64) TARGET=darwin-x64 ;;
+  Darwin-arm64) TARGET=darwin-arm64 ;;
+  *) echo "no VS Code target for $(uname -s)-$(uname -m)" >&2; exit 1 ;;
+esac
+VSIX="$(ls -t "$REPO"/dist/gradguard-"$TARGET"-*.vsix 2>/dev/null | head -1 || true)"
+[ -n "$VSIX" ] || { echo "no dist/gradguard-$TARGET-*.vsix: run npm run package" >&2; exit 1; }
 export GRADGUARD_E2E_VSIX="$VSIX"
 t_build=$(date +%s)
 

@@ -1,11 +1,13 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import {
+  defaultCommands,
   expandPath,
   installCommand,
   isInsideAny,
   quoteForShell,
   resolveInterpreter,
+  venvInterpreter,
   type InterpreterInputs,
 } from '../../src/interpreter';
 
@@ -26,9 +28,42 @@ const pick = (overrides: Partial<InterpreterInputs>): [string, string] => {
 };
 
 describe('resolveInterpreter', () => {
-  it('falls back to python3, or python on Windows', () => {
+  it('falls back to python3 then python, or on Windows the py launcher then python', () => {
     assert.deepEqual(pick({}), ['python3', 'default']);
-    assert.deepEqual(pick({ platform: 'win32', workspaceFolders: ['C:\\p'] }), ['python', 'default']);
+    assert.deepEqual(resolveInterpreter(base).alternatives, ['python']);
+    assert.deepEqual(pick({ platform: 'darwin' }), ['python3', 'default']);
+    const windows = resolveInterpreter({ ...base, platform: 'win32', workspaceFolders: ['C:\\p'] });
+    assert.deepEqual(windows.interpreter, { command: 'py', source: 'default' });
+    assert.deepEqual(windows.alternatives, ['python', 'python3']);
+    assert.deepEqual(defaultCommands('win32'), ['py', 'python', 'python3']);
+  });
+
+  it('has no alternatives to an interpreter the user named', () => {
+    assert.deepEqual(resolveInterpreter({ ...base, setting: '/opt/py/bin/python' }).alternatives, []);
+  });
+
+  it('takes a virtual environment\'s folder for its interpreter: Scripts on Windows, bin elsewhere', () => {
+    const isDirectory = (file: string): boolean => file.endsWith('env');
+    assert.deepEqual(pick({ setting: '/opt/myenv', isDirectory }), ['/opt/myenv/bin/python', 'gradguard.interpreter']);
+    assert.deepEqual(pick({ setting: '~/myenv', isDirectory, platform: 'darwin' }),
+      ['/home/ada/myenv/bin/python', 'gradguard.interpreter']);
+    assert.deepEqual(
+      pick({ setting: 'C:\\envs\\myenv', isDirectory, platform: 'win32', workspaceFolders: ['C:\\p'] }),
+      ['C:\\envs\\myenv\\Scripts\\python.exe', 'gradguard.interpreter']);
+    assert.equal(venvInterpreter('/w/.venv', 'linux'), '/w/.venv/bin/python');
+    assert.equal(venvInterpreter('C:\\w\\.venv', 'win32'), 'C:\\w\\.venv\\Scripts\\python.exe');
+  });
+
+  it('uses a workspace folder\'s .venv or venv before PATH, when the workspace is trusted', () => {
+    const exists = (file: string): boolean =>
+      file === '/work/project/venv/bin/python' || file === 'C:\\p\\.venv\\Scripts\\python.exe';
+    assert.deepEqual(pick({ exists }), ['/work/project/venv/bin/python', 'workspace environment']);
+    assert.deepEqual(pick({ exists, platform: 'win32', workspaceFolders: ['C:\\p'] }),
+      ['C:\\p\\.venv\\Scripts\\python.exe', 'workspace environment']);
+    // A Windows layout is not looked for on Linux, nor the other way round.
+    assert.deepEqual(pick({ exists, workspaceFolders: ['C:\\p'] }), ['python3', 'default']);
+    assert.deepEqual(pick({ exists, trusted: false }), ['python3', 'default']);
+    assert.deepEqual(pick({ exists, pythonExtension: '/e/python' }), ['/e/python', 'python extension']);
   });
 
   it('takes the Python extension\'s interpreter', () => {

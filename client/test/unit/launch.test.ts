@@ -7,11 +7,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { checkInterpreter } from '../../src/check';
-import { bundledLauncher, launchFor } from '../../src/launch';
+import { bundledLauncher, bundleManifest, launchFor } from '../../src/launch';
 
 // out/unit/launch.test.js -> the extension's folder (client/)
 const extension = path.join(__dirname, '..', '..');
-const bundled = existsSync(path.join(extension, 'bundled', 'server', 'gradguard'));
+const bundled = existsSync(bundleManifest(extension));
 
 describe('launchFor', () => {
   it('runs the bundled launcher by default', () => {
@@ -26,6 +26,28 @@ describe('launchFor', () => {
     const launch = launchFor('fromEnvironment', '/ext', true);
     assert.deepEqual(launch.serverArgs, ['-m', 'gradguard', 'serve']);
     assert.equal(launch.checkArgs[0], '-c');
+  });
+
+  it('finds the launcher with the platform\'s own paths', () => {
+    const windows = launchFor('useBundled', 'C:\\Users\\ada\\.vscode\\extensions\\gradguard.gradguard-0.1.0-win32-x64', true, 'win32');
+    assert.deepEqual(windows.serverArgs, [
+      'C:\\Users\\ada\\.vscode\\extensions\\gradguard.gradguard-0.1.0-win32-x64\\bundled\\tool\\gradguard_bundled.py',
+      'serve',
+    ]);
+    assert.equal(bundleManifest('C:\\ext', 'win32'), 'C:\\ext\\bundled\\wheels\\manifest.json');
+    for (const platform of ['darwin', 'linux'] as const) {
+      const launch = launchFor('useBundled', '/home/ada/.vscode/extensions/gradguard.gradguard-0.1.0', true, platform);
+      assert.deepEqual(launch.checkArgs, [
+        '/home/ada/.vscode/extensions/gradguard.gradguard-0.1.0/bundled/tool/gradguard_bundled.py',
+        '--version',
+      ]);
+      assert.equal(bundleManifest('/ext', platform), '/ext/bundled/wheels/manifest.json');
+    }
+  });
+
+  it('gives the bundle\'s first check time to unpack or install its dependencies', () => {
+    assert.ok(launchFor('useBundled', '/ext', true).checkTimeoutMs >= 120_000);
+    assert.ok(launchFor('fromEnvironment', '/ext', true).checkTimeoutMs <= 30_000);
   });
 
   it('falls back to the interpreter\'s gradguard in a build without a bundle', () => {
@@ -53,7 +75,13 @@ describe('the bundled launcher', { skip: !bundled && 'no bundle: run npm run pac
     // it runs must import the user's packages (PyYAML, attrs...), not the bundled ones.
     const server = readdirSync(path.join(extension, 'bundled', 'server'));
     assert.deepEqual(server.filter((name) => !name.startsWith('gradguard')), []);
-    assert.ok(existsSync(path.join(extension, 'bundled', 'libs', 'libcst')));
-    assert.ok(!existsSync(path.join(extension, 'bundled', 'libs', 'gradguard')));
+    // The check above unpacked this Python's wheels into bundled/libs/<target>-<version>-cpython.
+    const libs = path.join(extension, 'bundled', 'libs');
+    const unpacked = readdirSync(libs).filter((name) => !name.startsWith('.'));
+    assert.ok(unpacked.length > 0);
+    for (const name of unpacked) {
+      assert.ok(existsSync(path.join(libs, name, 'libcst')), name);
+      assert.ok(!existsSync(path.join(libs, name, 'gradguard')), name);
+    }
   });
 });
