@@ -105,7 +105,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("interpreter", "text", "", "Python interpreter that runs the server "
             "(`<interpreter> -m gradguard serve`) and must have `gradguard` installed. "
             "Empty: the interpreter selected in the Python extension, else "
-            "`python.defaultInterpreterPath`, else `python3`. `${workspaceFolder}`, "
+            "`python.defaultInterpreterPath`, else a trusted workspace's `.venv` or `venv`, "
+            "else `python3` (the `py` launcher on Windows) on PATH. A virtual environment's "
+            "folder stands for its interpreter. `${workspaceFolder}`, "
             "`${userHome}`, `${env:NAME}` and `~` are expanded; a relative path is relative "
             "to the first workspace folder. Changing it restarts the server.",
             NOWHERE, _fronts("vscode")),
