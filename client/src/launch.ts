@@ -3,10 +3,10 @@
 //
 // Either way the interpreter is the user's (gradguard.interpreter, the Python extension's
 // choice...): the probe runs their code under *their* torch, and the server starts it with
-// the interpreter it runs on. The bundled copy (bundled/server and bundled/libs, made by
-// tools/package_vsix.py) is put first on that interpreter's sys.path by
-// bundled/tool/gradguard_bundled.py, as Microsoft's python-tools template and the ruff
-// extension do.
+// the interpreter it runs on. The bundled copy (bundled/server, and bundled/wheels
+// unpacked into bundled/libs on first use; made by tools/package_vsix.py) is put first on
+// that interpreter's sys.path by bundled/tool/gradguard_bundled.py, as Microsoft's
+// python-tools template and the ruff extension do.
 
 import * as path from 'node:path';
 import type { ImportStrategy } from './settings';
