@@ -125,7 +125,7 @@ def supported_pythons(root: Path, cache: Path) -> list[str]:
     allowed = SpecifierSet(requires_python or ">=3")
     [parser] = [line.split(";")[0] for line in lines
                 if canonicalize_name(Requirement(line).name) == _PARSER]
-    versions = []
+    versions: list[str] = []
     for minor in range(100):
         version = f"3.{minor}"
         if not allowed.contains(f"{version}.0"):
