@@ -13,13 +13,14 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from gradguard.analysis.analyze import ProjectRun
 from gradguard.analysis.findings import FileNotAnalysed
@@ -34,6 +35,7 @@ from gradguard.runtime import fewer_collections
 
 if TYPE_CHECKING:
     from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
+    from multiprocessing.queues import SimpleQueue
 
     WorkerContext = ForkContext | ForkServerContext | SpawnContext
 
@@ -75,6 +77,16 @@ class Overlay:
 
 NO_OVERLAY = Overlay()
 Job = tuple[str, Selection, tuple[str, ...]]
+
+
+class Watcher(Protocol):
+    """Told when each file's check starts and ends (``check``'s progress on a terminal);
+    called on a thread of the calling process."""
+
+    def started(self, path: str) -> None: ...
+
+    def finished(self, path: str) -> None: ...
+
 
 # One run of a project a worker process: the files it imports are parsed once, and
 # their functions summarised once (per calling context), for all the files it checks.
@@ -130,7 +142,8 @@ def _failed(path: str, reason: str, line: int = 0, column: int = 0,
 
 def check_paths(paths: list[str], selection: Selection, jobs: int,
                 roots: tuple[str, ...], overlay: Overlay = NO_OVERLAY,
-                context: WorkerContext | None = None) -> list[FileResult]:
+                context: WorkerContext | None = None,
+                watcher: Watcher | None = None) -> list[FileResult]:
     """Each file's result, in the order given. With more than one job, or a ``context``,
     the files are checked in worker processes (new ones each call: a long-lived caller
     keeps no file it read): one that dies (a crash in native code, the kernel's
@@ -139,21 +152,62 @@ def check_paths(paths: list[str], selection: Selection, jobs: int,
     work = [(path, selection, roots) for path in paths]
     if jobs <= 1 and context is None:
         fewer_collections()
-        return [check_file(job, overlay) for job in work]
+        return [_watched(job, overlay, watcher) for job in work]
     done: dict[str, FileResult] = {}
     chunks = [work[start:start + CHUNK] for start in range(0, len(work), CHUNK)]
+    events: SimpleQueue[tuple[bool, str] | None] | None = None
+    relay = None
+    if watcher is not None:  # the workers tell it through a queue, read on a thread here
+        events = (context or multiprocessing.get_context()).SimpleQueue()
+        relay = threading.Thread(target=_relay, args=(events, watcher), daemon=True)
+        relay.start()
     with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(chunks))), mp_context=context,
-                             initializer=fewer_collections) as pool:
+                             initializer=_start_worker, initargs=(events,)) as pool:
         futures = [pool.submit(_check_chunk, chunk, overlay) for chunk in chunks]
         for future in futures:
             try:
                 done.update((result.path, result) for result in future.result())
             except BrokenProcessPool:
                 continue
+    if events is not None and relay is not None:
+        events.put(None)
+        relay.join()
     left = [job for job in work if job[0] not in done]
     done.update(zip([job[0] for job in left],
                     check_each_alone(left, max(jobs, 1), context, overlay), strict=True))
+    if watcher is not None:
+        for job in left:
+            watcher.finished(job[0])
     return [done[path] for path in paths]
+
+
+def _watched(job: Job, overlay: Overlay, watcher: Watcher | None) -> FileResult:
+    if watcher is not None:
+        watcher.started(job[0])
+    result = check_file(job, overlay)
+    if watcher is not None:
+        watcher.finished(job[0])
+    return result
+
+
+# In a worker process: where it tells the caller's ``Watcher`` of each file, if anywhere.
+_events: SimpleQueue[tuple[bool, str] | None] | None = None
+
+
+def _start_worker(events: SimpleQueue[tuple[bool, str] | None] | None) -> None:
+    global _events
+    _events = events
+    fewer_collections()
+
+
+def _relay(events: SimpleQueue[tuple[bool, str] | None], watcher: Watcher) -> None:
+    """In the caller: hands the workers' news to ``watcher`` until told to stop (None)."""
+    while (event := events.get()) is not None:
+        started, path = event
+        if started:
+            watcher.started(path)
+        else:
+            watcher.finished(path)
 
 
 # Files a worker takes at a time: few enough to share the work out, enough that the
@@ -162,7 +216,14 @@ CHUNK = 8
 
 
 def _check_chunk(chunk: list[Job], overlay: Overlay) -> list[FileResult]:
-    return [check_file(job, overlay) for job in chunk]
+    results = []
+    for job in chunk:
+        if _events is not None:
+            _events.put((True, job[0]))
+        results.append(check_file(job, overlay))
+        if _events is not None:
+            _events.put((False, job[0]))
+    return results
 
 
 def check_each_alone(work: list[Job], jobs: int, context: WorkerContext | None = None,

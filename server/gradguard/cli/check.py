@@ -23,6 +23,7 @@ from gradguard.checking.notebook import CellMap, NotebookError, program_of
 from gradguard.checking.results import FileResult
 from gradguard.cli.formats import FORMATTERS, Finding
 from gradguard.config import ProjectConfig, Selection, load
+from gradguard.progress import Progress
 from gradguard.rules import CODE_SKIPPED, FILE_NOT_ANALYSED
 
 
@@ -68,8 +69,9 @@ def run_check(paths: list[str], output_format: str, selection: Selection,
     if todo:
         from gradguard.checking.workers import check_paths
 
-        fresh = check_paths(todo, selection, jobs or os.cpu_count() or 1,
-                            project_roots(present))
+        with Progress(sys.stderr, len(files), "files", done=len(files) - len(todo)) as shown:
+            fresh = check_paths(todo, selection, jobs or os.cpu_count() or 1,
+                                project_roots(present), watcher=shown if shown.drawn else None)
     if cache is not None:
         for result in fresh:
             if result.digest is not None:

@@ -25,6 +25,7 @@ from gradguard.probe.arguments import add_options
 from gradguard.probe.config import ConfigError, load_config, probe_options
 from gradguard.probe.runner import ProbeResult, run_probes
 from gradguard.probe.target import ProbeTarget, TargetError, parse_target
+from gradguard.progress import Progress
 
 NO_TORCH = ("the probe runs your code under torch, which is not installed here; "
             "install the probe extra: pip install 'gradguard[probe]'")
@@ -80,8 +81,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"gradguard probe: {error}", file=sys.stderr)
         return 2
     options = probe_options(config, args.timeout, args.memory_mb, args.device)
-    results = run_probes(targets, timeout=options.timeout, cwd=root,
-                         memory_mb=options.memory_mb, device=options.device)
+    # Each target named as it runs (a step under torch takes seconds), on a terminal.
+    with Progress(sys.stderr, len(targets), "targets", name_after=0.0) as shown:
+        results = run_probes(targets, timeout=options.timeout, cwd=root,
+                             memory_mb=options.memory_mb, device=options.device,
+                             on_event=lambda event: _tell(shown, event))
     # [tool.gradguard] select/ignore/severity, as check and the server apply them.
     project = load(root)
     selection = project.selection()
@@ -98,6 +102,13 @@ def run(args: argparse.Namespace) -> int:
     if any(r.findings for r in results):
         return 1
     return 2 if any(r.error for r in results) else 0
+
+
+def _tell(progress: Progress, event: dict[str, Any]) -> None:
+    if event.get("event") == "start":
+        progress.started(str(event["target"]))
+    elif event.get("event") == "end":
+        progress.finished(str(event["target"]))
 
 
 def _torch_installed() -> bool:
