@@ -45,6 +45,11 @@ KNOWN_GAPS = {
     # libcst publishes no macOS x86_64 wheels for CPython 3.15.
     ("darwin-x64", "3.15"),
 }
+# What environment markers see on each target's system and architecture.
+PLATFORM_SYSTEM = {"win32": "Windows", "darwin": "Darwin", "linux": "Linux"}
+PLATFORM_MACHINE = {"win32": {"x64": "AMD64", "arm64": "ARM64"},
+                    "darwin": {"x64": "x86_64", "arm64": "arm64"},
+                    "linux": {"x64": "x86_64", "arm64": "aarch64"}}
 NATIVE_SUFFIXES = (".so", ".pyd", ".dylib", ".dll")
 
 
@@ -128,12 +133,17 @@ def pure(wheel: str) -> bool:
     return {t.platform for t in parse_wheel_filename(wheel)[3]} == {"any"}
 
 
-def unmet(python: str, roots: list[str], wheels: list[str], pkg: Package) -> list[str]:
+def unmet(python: str, target: str, roots: list[str], wheels: list[str], pkg: Package,
+          ) -> list[str]:
     """The requirements, from GradGuard's down, that none of ``wheels`` meets on
-    CPython ``python`` (markers evaluated for it)."""
+    CPython ``python`` on ``target`` (markers evaluated for them)."""
     by_name = {canonicalize_name(parse_wheel_filename(w)[0]): w for w in wheels}
+    system, arch = target.split("-")
     environment = {"python_version": python, "python_full_version": f"{python}.0",
-                   "implementation_name": "cpython", "platform_python_implementation": "CPython"}
+                   "implementation_name": "cpython", "platform_python_implementation": "CPython",
+                   "sys_platform": system, "platform_system": PLATFORM_SYSTEM[system],
+                   "os_name": "nt" if system == "win32" else "posix",
+                   "platform_machine": PLATFORM_MACHINE[system][arch]}
     todo, seen, missing = list(roots), set(), []
     while todo:
         requirement = Requirement(todo.pop())
@@ -190,7 +200,7 @@ def test_each_python_has_everything_gradguard_requires(target: str) -> None:
         if wheels is None:
             gaps.add((target, python))
             continue
-        assert unmet(python, roots, wheels, pkg) == [], python
+        assert unmet(python, target, roots, wheels, pkg) == [], python
         assert any(not pure(w) for w in wheels), f"{python}: no native wheel (libcst's)"
     assert gaps <= KNOWN_GAPS
 

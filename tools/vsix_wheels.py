@@ -6,9 +6,10 @@ the native ones (libcst's parser, PyYAML's) once per version, the pure ones once
 bundled launcher (client/bundled/tool/gradguard_bundled.py) unpacks the wheels of the
 interpreter's version on first use.
 
-pip evaluates environment markers for the Python that runs it, not for
-``--python-version``, so after each download the markers are evaluated again for the
-target version: what they add is downloaded with the rest, what they drop is left out.
+pip evaluates environment markers for the Python and the platform that run it, not for
+``--python-version`` and ``--platform``, so after each download the markers are evaluated
+again for the target's version and platform: what they add is downloaded with the rest,
+what they drop is left out.
 """
 
 from __future__ import annotations
@@ -84,14 +85,29 @@ def requires(path: Path) -> tuple[list[str], str | None]:
     return message.get_all("Requires-Dist") or [], message.get("Requires-Python")
 
 
-def environment(version: str) -> dict[str, str]:
+# What environment markers see on each target (a Windows-only dependency, such as
+# colorama for a progress bar, must be in the Windows packages and only there).
+SYSTEMS = {"win32": {"sys_platform": "win32", "platform_system": "Windows", "os_name": "nt"},
+           "darwin": {"sys_platform": "darwin", "platform_system": "Darwin", "os_name": "posix"},
+           "linux": {"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix"}}
+MACHINES = {"win32": {"x64": "AMD64", "arm64": "ARM64"},
+            "darwin": {"x64": "x86_64", "arm64": "arm64"},
+            "linux": {"x64": "x86_64", "arm64": "aarch64"}}
+
+
+def environment(version: str, target: str) -> dict[str, str]:
+    """The values environment markers are evaluated with for CPython ``version`` on
+    ``target``."""
+    system, arch = target.split("-")
     return {"python_version": version, "python_full_version": f"{version}.0",
-            "implementation_name": "cpython", "platform_python_implementation": "CPython"}
+            "implementation_name": "cpython", "platform_python_implementation": "CPython",
+            **SYSTEMS[system], "platform_machine": MACHINES[system][arch]}
 
 
-def needed(root: Path, wheels: Iterable[Path], version: str) -> tuple[list[Path], list[str]]:
-    """The wheels ``root`` needs on CPython ``version`` (markers evaluated for it), and the
-    requirements none of ``wheels`` meets."""
+def needed(root: Path, wheels: Iterable[Path], version: str, target: str,
+           ) -> tuple[list[Path], list[str]]:
+    """The wheels ``root`` needs on CPython ``version`` on ``target`` (markers evaluated
+    for them), and the requirements none of ``wheels`` meets."""
     by_name = {canonicalize_name(read_wheel(w).name): w for w in wheels}
     wanted: list[tuple[Path, set[str]]] = [(root, set())]
     seen: set[str] = set()
@@ -103,7 +119,7 @@ def needed(root: Path, wheels: Iterable[Path], version: str) -> tuple[list[Path]
             requirement = Requirement(line)
             marker = requirement.marker
             if marker is not None and not any(
-                    marker.evaluate({**environment(version), "extra": extra})
+                    marker.evaluate({**environment(version, target), "extra": extra})
                     for extra in extras or {""}):
                 continue
             name = canonicalize_name(requirement.name)
@@ -169,7 +185,7 @@ def wheels_for(root: Path, target: str, version: str, work: Path) -> list[Path] 
     for _round in range(5):
         if not download(roots, target, version, dest):
             return None
-        found, missing = needed(root, dest.glob("*.whl"), version)
+        found, missing = needed(root, dest.glob("*.whl"), version, target)
         if not missing:
             return found
         roots = [str(root), *missing]
