@@ -68,8 +68,10 @@ def build_wheel(work: Path) -> Path:
 def plan_all(wheel: Path, targets: list[str], versions: list[str], work: Path,
              ) -> dict[str, Plan]:
     jobs = [(target, version) for target in targets for version in versions]
+    hints: dict[str, set[str]] = {}
     with ThreadPoolExecutor(PARALLEL_DOWNLOADS) as pool:
-        found = list(pool.map(lambda job: wheels_for(wheel, job[0], job[1], work), jobs))
+        found = list(pool.map(lambda job: wheels_for(wheel, job[0], job[1], work, hints),
+                              jobs))
     plans: dict[str, Plan] = {target: {} for target in targets}
     for (target, version), wheels in zip(jobs, found, strict=True):
         plans[target][version] = wheels

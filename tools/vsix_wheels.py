@@ -176,17 +176,24 @@ def download(requirements: list[str], target: str, version: str, dest: Path,
     return result.returncode == 0
 
 
-def wheels_for(root: Path, target: str, version: str, work: Path) -> list[Path] | None:
+def wheels_for(root: Path, target: str, version: str, work: Path,
+               hints: dict[str, set[str]]) -> list[Path] | None:
     """The dependency wheels ``root`` needs on ``target`` under CPython ``version``, or
     None when the index has none that fit (that version then installs its dependencies
-    with the user's pip on first use)."""
+    with the user's pip on first use). ``hints`` holds, per version, what the markers
+    added on other targets: asked for from the start, it saves a round of pip."""
     dest = work / target / version
-    roots = [str(root)]
-    for _round in range(5):
-        if not download(roots, target, version, dest):
+    hinted = sorted(hints.get(version, ()))
+    extra = list(hinted)
+    for _round in range(6):
+        if not download([str(root), *extra], target, version, dest):
+            if hinted and extra == hinted:  # a hint this target has no wheel for
+                hinted = extra = []
+                continue
             return None
         found, missing = needed(root, dest.glob("*.whl"), version, target)
         if not missing:
             return found
-        roots = [str(root), *missing]
+        hints.setdefault(version, set()).update(missing)
+        extra = sorted({*extra, *missing})
     raise SystemExit(f"{target}, CPython {version}: requirements still missing: {missing}")
