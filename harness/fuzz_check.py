@@ -20,6 +20,7 @@ from gradguard.cli.check import project_roots
 from gradguard.cli.fixing import fix_run
 from gradguard.cli.formats import FORMATTERS, Finding
 from gradguard.config import Selection
+from gradguard.fixes.edits import fix_of
 
 
 def lines_of(text: str) -> list[str]:
@@ -62,7 +63,7 @@ def fix_property(data: bytes, folder: Path) -> None:
     path = folder / "fuzzed.py"
     path.write_bytes(data)
     flagged: set[int] = set()
-    for hazard in analyze_source(text, Selection()):
+    for hazard in analyze_source(text, Selection(), fix_of=fix_of):
         flagged.update(range(hazard.span.line, hazard.span.end_line + 1))
         for edit in hazard.fix.edits if hazard.fix else ():
             flagged.update(range(edit.span.line, edit.span.end_line + 1))

@@ -16,6 +16,7 @@ from rules import VALID as RULE_VALID
 
 from gradguard.analysis.analyze import analyze_source
 from gradguard.fixes.apply import apply_edits, combine, fix_text
+from gradguard.fixes.edits import fix_of
 
 from rulecases import Case, case
 from torchrun import Outcome, run_scripts
@@ -62,7 +63,7 @@ def outcomes() -> dict[str, Outcome]:
 
 @pytest.mark.parametrize("example", FIXABLE, ids=lambda c: c.name)
 def test_every_hazard_of_a_positive_example_has_a_fix(example: Case) -> None:
-    hazards = analyze_source(example.source)
+    hazards = analyze_source(example.source, fix_of=fix_of)
     assert hazards and all(h.fix is not None for h in hazards)
 
 
@@ -108,7 +109,7 @@ def test_a_fixed_write_through_data_no_longer_reaches_the_saved_tensor(example: 
 @pytest.mark.parametrize("name", sorted(NO_SAFE_FIX))
 def test_hazards_without_a_safe_rewrite_offer_no_fix(name: str) -> None:
     [example] = [c for c in RULE_INVALID if c.name == name]
-    hazards = analyze_source(example.source)
+    hazards = analyze_source(example.source, fix_of=fix_of)
     assert hazards and all(h.fix is None for h in hazards)
     assert fix_text(example.source).text == example.source
 
@@ -135,7 +136,7 @@ SEVERAL = case("several hazards in one file", """
 
 
 def test_fix_all_is_one_consistent_edit() -> None:
-    hazards = analyze_source(SEVERAL.source)
+    hazards = analyze_source(SEVERAL.source, fix_of=fix_of)
     assert len(hazards) == 3
     edits = combine(h.fix for h in hazards if h.fix is not None)
     fixed = apply_edits(SEVERAL.source, edits)
@@ -170,7 +171,7 @@ def test_out_of_place_rewrites_keep_every_name_meaning_what_it_meant(
         x2 = torch.exp(x)
         {line}
     """)
-    [hazard] = analyze_source(source)
+    [hazard] = analyze_source(source, fix_of=fix_of)
     assert hazard.fix is not None
     assert apply_edits(source, hazard.fix.edits).splitlines()[5] == fixed
 
@@ -348,7 +349,7 @@ LEFT_WITH_A_MESSAGE = [
 @pytest.mark.parametrize("example", LEFT_WITH_A_MESSAGE, ids=lambda c: c.name)
 def test_where_no_fix_is_safe_the_code_is_left_and_the_message_says_what_to_do(
         example: Case) -> None:
-    [hazard] = analyze_source(example.source)
+    [hazard] = analyze_source(example.source, fix_of=fix_of)
     assert hazard.fix is None
     assert "no_grad" in hazard.message or "runs again after it" in hazard.message
     assert fix_text(example.source).text == example.source

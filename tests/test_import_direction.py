@@ -31,7 +31,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "explain": {"text", "facts", "rules", "config", "analysis"},
     "probe": {"text", "rules", "config", "settings_schema", "progress"},
     "checking": {"__init__", "text", "cells", "runtime", "rules", "config", "analysis",
-                 "settings_schema"},
+                 "fixes", "settings_schema"},
     "server": {"__init__", "text", "cells", "runtime", "rules", "config", "facts",
                "analysis", "fixes", "explain", "probe", "checking", "settings_schema",
                "settings_read"},

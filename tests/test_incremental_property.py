@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from gradguard.analysis.analyze import project_for
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.incremental import IncrementalDocument
+from gradguard.fixes.edits import fix_of
 
 pytestmark = pytest.mark.slow
 
@@ -97,7 +98,7 @@ class Workspace:
         by_path = {PATHS[name]: name for name in PATHS}
         self.project = project_for([FOLDER], read=lambda p: self.texts.get(by_path.get(p, "")))
         self.documents = {name: IncrementalDocument(incremental=incremental, path=PATHS[name],
-                                                    project=self.project)
+                                                    project=self.project, fix_of=fix_of)
                           for name in PATHS}
 
     def update(self) -> dict[str, list[Hazard]]:

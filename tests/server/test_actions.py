@@ -19,6 +19,7 @@ from gradguard.analysis.analyze import analyze_source
 from gradguard.analysis.hazard import Fix, Hazard, Span, TextEdit
 from gradguard.cli.main import main
 from gradguard.fixes.apply import fix_text
+from gradguard.fixes.edits import fix_of
 from gradguard.server.actions import ActionBuilder, code_actions, comment_fits
 from gradguard.server.diagnostics import build_outcome
 from gradguard.server.documents import Outcome, TextBuffer, TextUnit
@@ -133,7 +134,7 @@ w[0] = 0
 
 def _real_session(text: str) -> tuple[ActionBuilder, Outcome]:
     unit = TextUnit(URI, None, Settings(), text_buffer=TextBuffer(URI, text, 1))
-    outcome = build_outcome(unit.snapshot("utf-16"), analyze_source(text), [])
+    outcome = build_outcome(unit.snapshot("utf-16"), analyze_source(text, fix_of=fix_of), [])
     unit.settle(outcome)
     return ActionBuilder(unit, URI, "utf-16", True), outcome
 
@@ -308,7 +309,8 @@ def test_a_notebooks_fix_all_resolves_overlapping_fixes_as_check_fix_does(
     unit = NotebookUnit(NOTEBOOK, None, Settings(), order=list(CELLS), code=set(CELLS),
                         cells={uri: TextBuffer(uri, text, 1, "python")
                                for uri, text in CELLS.items()})
-    outcome = build_outcome(unit.snapshot("utf-16"), analyze_source(unit.program()), [])
+    outcome = build_outcome(unit.snapshot("utf-16"),
+                            analyze_source(unit.program(), fix_of=fix_of), [])
     unit.settle(outcome)
     second = list(CELLS)[1]
     assert len(outcome.diagnostics[second]) == 2

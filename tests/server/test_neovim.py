@@ -19,6 +19,7 @@ import pytest
 from conftest import EXAMPLES
 
 from gradguard.analysis.incremental import IncrementalDocument
+from gradguard.fixes.edits import fix_of
 from gradguard.server.positions import LineIndex
 
 pytestmark = [pytest.mark.editor, pytest.mark.slow]
@@ -79,7 +80,7 @@ def test_neovim_shows_the_unet3plus_finding_and_applies_the_preferred_action(
 
 def _fixed_seed() -> str:
     text = (EXAMPLES / "unet3plus_seed.py").read_text("utf-8")
-    (hazard,) = IncrementalDocument().update(text)
+    (hazard,) = IncrementalDocument(fix_of=fix_of).update(text)
     assert hazard.fix is not None
     index = LineIndex(text)
     for edit in sorted(hazard.fix.edits, key=lambda e: e.span, reverse=True):

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from lsprotocol import types
 
 from gradguard.analysis.incremental import IncrementalDocument
+from gradguard.fixes.edits import fix_of
 from gradguard.server.diagnostics import build_outcome, syntax_problems
 from gradguard.server.documents import Outcome, TextBuffer, TextUnit
 from gradguard.server.positions import Encoding, LineIndex, units
@@ -125,7 +126,7 @@ def test_random_edits_never_break_the_server_and_end_where_a_fresh_analysis_does
         outcome = build_outcome(unit.snapshot(encoding), hazards, problems)
         _check_ranges(outcome, unit.text_buffer.index, encoding)
 
-    fresh = IncrementalDocument(incremental=False)
+    fresh = IncrementalDocument(incremental=False, fix_of=fix_of)
     fresh_hazards = fresh.update(expected)
     if not fresh.errors:
         assert hazards == fresh_hazards

@@ -14,7 +14,7 @@ from gradguard.analysis.interpreter import SummaryCache
 from gradguard.analysis.prefilter import candidate_methods, candidate_roots
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, Reads, build_program
 from gradguard.analysis.project import Project, read_file
-from gradguard.analysis.report import to_hazard
+from gradguard.analysis.report import FixOf, to_hazard
 from gradguard.analysis.roots import RootResult, roots, run_root
 from gradguard.analysis.signs import CANDIDATE, STRONG, TORCH
 from gradguard.analysis.suppression import is_suppressed
@@ -43,8 +43,9 @@ def merge(results: Iterable[RootResult]) -> list[Finding]:
 
 
 def to_hazards(findings: Iterable[Finding], path: str, lines: Sequence[str],
-               selection: Selection | None) -> list[Hazard]:
-    """The hazards of ``findings`` located in ``path``, suppression comments applied."""
+               selection: Selection | None, fix_of: FixOf | None = None) -> list[Hazard]:
+    """The hazards of ``findings`` located in ``path``, suppression comments applied;
+    with their fixes when ``fix_of`` renders them (``gradguard.fixes.edits.fix_of``)."""
     chosen = selection or Selection()
     hazards: dict[tuple[object, ...], Hazard] = {}
     for finding in findings:
@@ -52,7 +53,7 @@ def to_hazards(findings: Iterable[Finding], path: str, lines: Sequence[str],
             continue
         if finding.confidence == "medium" and not chosen.uncertain:
             continue
-        hazard = to_hazard(finding)
+        hazard = to_hazard(finding, fix_of)
         if is_suppressed(hazard.code, lines, [hazard.span.line, hazard.span.end_line]):
             continue
         # ``x.add_(a).sub_(b)``: every call of the chain writes the same tensor; the
@@ -66,8 +67,9 @@ def to_hazards(findings: Iterable[Finding], path: str, lines: Sequence[str],
 
 
 def analyze_source(source: str, selection: Selection | None = None,
-                   path: str = "<source>") -> list[Hazard]:
-    """The hazards in one Python source text, sorted by position."""
+                   path: str = "<source>", fix_of: FixOf | None = None) -> list[Hazard]:
+    """The hazards in one Python source text, sorted by position (with their fixes
+    when ``fix_of`` renders them)."""
     if not may_hold_hazards(source, (selection or Selection()).uncertain):
         return []
     program = program_of(path, source)
@@ -79,7 +81,7 @@ def analyze_source(source: str, selection: Selection | None = None,
     if not findings:
         return []
     lines = source_lines(source)
-    return to_hazards(findings, path, lines, selection)
+    return to_hazards(findings, path, lines, selection, fix_of)
 
 
 def program_of(path: str, source: str) -> Program:
@@ -192,18 +194,20 @@ class ProjectRun:
     context). The one way ``check`` (its workers), ``check --fix``, the fix engine
     and the server's fix-all analyse a project's files.
 
-    ``texts`` stand in for the files' own (the texts a round of fixes made); a run is
-    meant for one set of texts: the texts of another round get a run of their own, so
-    that no analysis reads a text of an earlier one.
+    Hazards come with their fixes when ``fix_of`` renders them
+    (``gradguard.fixes.edits.fix_of``). ``texts`` stand in for the files' own (the texts
+    a round of fixes made); a run is meant for one set of texts: the texts of another
+    round get a run of their own, so that no analysis reads a text of an earlier one.
     """
 
     def __init__(self, roots: Sequence[str], read: Callable[[str], str | None] = read_file,
                  selection: Selection | None = None,
-                 texts: Mapping[str, str] | None = None) -> None:
+                 texts: Mapping[str, str] | None = None, fix_of: FixOf | None = None) -> None:
         self.read = _overlaid(texts, read) if texts else read
         self.project = project_for(list(roots), self.read)
         self.summaries = SummaryCache()
         self.selection = selection
+        self.fix_of = fix_of
 
     def file(self, path: str, source: str) -> FileAnalysis:
         """The hazards one file's code leads to, by the file each is in: its own, and
@@ -222,7 +226,7 @@ class ProjectRun:
             for where, located in by_path.items():
                 # Read while the file's own text is still the project's.
                 lines = source_lines(project.text_of(where))
-                hazards = to_hazards(located, where, lines, self.selection)
+                hazards = to_hazards(located, where, lines, self.selection, self.fix_of)
                 if hazards:
                     found[where] = hazards
             return FileAnalysis(found, analysis.read)

@@ -1,7 +1,7 @@
 """What a fix will do, decided where the analysis knows the code: which rewrite, where.
 
 A plan holds ast nodes and the piece they were parsed in;
-:mod:`gradguard.analysis.fix_edits`
+:mod:`gradguard.fixes.edits`
 turns it into text edits. Plans are made only where the rewrite keeps what the code
 computes.
 """

@@ -42,6 +42,7 @@ from gradguard.analysis.program import (
     index_statement,
 )
 from gradguard.analysis.project import Project
+from gradguard.analysis.report import FixOf
 from gradguard.analysis.roots import Root, RootResult, roots, run_root
 from gradguard.analysis.syntax import Piece, SourceError, parse
 from gradguard.text import source_lines
@@ -189,6 +190,8 @@ class IncrementalDocument:
     _baseline: int | None = None
     # The last update's findings, before they became hazards (a hover explains them).
     findings: tuple[Finding, ...] = ()
+    # Renders the hazards' fixes (``gradguard.fixes.edits.fix_of``; None: no fixes).
+    fix_of: FixOf | None = None
 
     def update(self, text: str, selection: Selection | None = None) -> list[Hazard]:
         same_files = self.project is None or all(
@@ -226,8 +229,8 @@ class IncrementalDocument:
         self._bound_summaries()
         findings = merge(results)
         self.findings = tuple(findings)
-        hazards = to_hazards(findings, self.path, _DocumentLines(self.blocks), selection) \
-            if findings else []
+        hazards = to_hazards(findings, self.path, _DocumentLines(self.blocks), selection,
+                             self.fix_of) if findings else []
         self._last = (selection, hazards)
         return hazards
 

@@ -2,7 +2,7 @@
 
 The analysis reads ``ast`` trees: CPython's parser is about ten times faster than a
 concrete syntax tree's, and the analysis needs no formatting. Fixes, which do, parse
-the few statements they rewrite with libcst (``gradguard.analysis.fix_edits``).
+the few statements they rewrite with libcst (``gradguard.fixes.edits``).
 
 A :class:`Piece` is a stretch of a document parsed together (a whole file, or in an
 editor one function, method or block of statements). Nodes keep the line numbers of

@@ -31,6 +31,7 @@ from gradguard.checking.files import SourceFile, read
 from gradguard.checking.notebook import CellMap, NotebookError, program_of
 from gradguard.checking.results import FileResult
 from gradguard.config import Selection
+from gradguard.fixes.edits import fix_of
 from gradguard.runtime import fewer_collections
 
 if TYPE_CHECKING:
@@ -97,7 +98,8 @@ def _run(roots: tuple[str, ...], overlay: Overlay, selection: Selection) -> Proj
     key = (roots, overlay.key, selection)
     if key not in _runs:
         _runs.clear()
-        _runs[key] = ProjectRun(roots, overlay.read if overlay.texts else read_file, selection)
+        _runs[key] = ProjectRun(roots, overlay.read if overlay.texts else read_file, selection,
+                                fix_of=fix_of)
     return _runs[key]
 
 

@@ -23,6 +23,7 @@ from gradguard.analysis.hazard import Fix, Hazard, TextEdit
 from gradguard.analysis.project import read_file
 from gradguard.analysis.syntax import SourceError, parse
 from gradguard.cells import cells_of_fixed, program_to_fix
+from gradguard.fixes.edits import fix_of
 from gradguard.text import BOM, Lines, newline_of, split_lines
 
 MAX_ROUNDS = 5
@@ -136,7 +137,7 @@ def fix_text(source: str, selection: Selection | None = None) -> FixResult:
     key = "<text>"
 
     def analyse(texts: Mapping[str, str]) -> dict[str, list[Hazard]]:
-        return {key: analyze_source(texts[key], selection)}
+        return {key: analyze_source(texts[key], selection, fix_of=fix_of)}
 
     return fix_texts({key: source}, analyse, lambda _: None)[key]
 
@@ -169,7 +170,7 @@ def fix_files(sources: Mapping[str, str], roots: Sequence[str], selection: Selec
     paths = list(sources)
 
     def analyse(texts: Mapping[str, str]) -> dict[str, list[Hazard]]:
-        return ProjectRun(roots, read, selection, texts).files(paths)
+        return ProjectRun(roots, read, selection, texts, fix_of).files(paths)
 
     return fix_texts(sources, analyse, read_source, only_given=True)
 

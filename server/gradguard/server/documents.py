@@ -21,6 +21,7 @@ from lsprotocol import types
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.incremental import IncrementalDocument
 from gradguard.analysis.project import Project
+from gradguard.fixes.edits import fix_of
 from gradguard.server.positions import EditableLines, Encoding, LineIndex
 from gradguard.server.probe_marks import ProbeMark
 from gradguard.server.settings import Settings
@@ -118,7 +119,8 @@ class Unit:
     path: str | None
     settings: Settings
     generation: int = 0
-    analysis: IncrementalDocument = field(default_factory=IncrementalDocument)
+    analysis: IncrementalDocument = field(
+        default_factory=lambda: IncrementalDocument(fix_of=fix_of))
     # The workspace's files, which this unit's imports reach (None: it stands alone).
     project: Project | None = None
     latest: Outcome | None = None
@@ -148,9 +150,9 @@ class Unit:
     def fresh_analysis(self, incremental: bool) -> IncrementalDocument:
         """A new analysis state for this unit (its file's path, its workspace's files)."""
         if self.path is None:
-            return IncrementalDocument(incremental=incremental)
+            return IncrementalDocument(incremental=incremental, fix_of=fix_of)
         return IncrementalDocument(incremental=incremental, path=os.path.abspath(self.path),
-                                   project=self.project)
+                                   project=self.project, fix_of=fix_of)
 
     def is_current(self, outcome: Outcome | None) -> bool:
         return outcome is not None and (outcome.version, outcome.generation) == (

@@ -1,4 +1,5 @@
-"""Turns a fix plan into text edits, from the source the plan's nodes were parsed from.
+"""Turns a finding's fix plan into text edits, from the source the plan's nodes were
+parsed from (``fix_of``; the analysis records the plan while it runs, ``fix_plans``).
 
 Edits replace the smallest stretch of text that holds the change; everything else,
 comments and formatting included, stays as written. Where an argument list changes,
@@ -11,6 +12,7 @@ import ast
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from gradguard.analysis.findings import Finding
 from gradguard.analysis.fix_plans import (
     AugmentedToBinary,
     CallEdit,
@@ -22,6 +24,7 @@ from gradguard.analysis.fix_plans import (
     DropOut,
     MoveAfter,
     OutOfPlace,
+    Place,
     Plan,
     Rename,
     SelectRows,
@@ -392,3 +395,39 @@ def clone_saved_input(saves: Sequence[Save], piece: Piece, root: ast.expr) -> Fi
         return None
     shown = edits[0].new_text
     return Fix(f"Give the op a copy: `{shown}`", tuple(dict.fromkeys(edits)))
+
+
+def _in_statement(save: Save, place: Place) -> bool:
+    # Line numbers count from the start of each piece (a block of the editor's text).
+    line = getattr(save.node, "lineno", 0)
+    statement = place.statement
+    return save.piece is place.piece and \
+        statement.lineno <= line <= (statement.end_lineno or statement.lineno)
+
+
+def fix_of(finding: Finding) -> Fix | None:
+    """The fix of a finding: its plan (or its in-place layer) as edits of the source, or
+    None when there is none, or when it would edit another file than the finding's."""
+    plan = finding.plan
+    if isinstance(plan, (CloneFirst, CloneIfUsedLater)) and \
+            any(_in_statement(save, plan.place) for save in finding.saves):
+        # ``x[1] = conv(x[1])``: a copy made before the statement is what the conv
+        # reads too; the conv gets the copy instead.
+        fix = clone_saved_input(finding.saves, plan.place.piece, plan.root)
+        written = ast.dump(plan.root)
+        if fix is None and not any(ast.dump(part) == written for save in finding.saves
+                                   for part in ast.walk(save.node)):
+            # The op saved a view taken earlier (``h_t[layer] = tanh(input_t @ w)``): a
+            # copy made before the statement leaves that view alone.
+            fix = plan_fix(plan)
+    else:
+        fix = plan_fix(plan) if plan is not None else None
+    if fix is None and finding.layer is not None and \
+            finding.layer.piece.path == finding.piece.path:
+        fix = layer_fix(finding.layer)
+    if fix is None and finding.layer is not None and finding.layer.switched is not None:
+        fix = switch_fix(*finding.layer.switched)
+    if fix is not None and finding.plan is not None and \
+            finding.plan.place.piece.path != finding.piece.path:
+        return None  # an edit in another file than the one reported on
+    return fix
