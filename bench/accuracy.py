@@ -83,8 +83,8 @@ def print_table(title: str, scores: dict[str, Any], out: Callable[[str], None] =
 
 
 def print_families(scores: dict[str, Any], out: Callable[[str], None] = print) -> None:
-    """Recall per family of issue 16 (found/total positives), and false positives on the
-    family's fixed files."""
+    """Recall per family (issue 16's 1..9, issue 28's 10..14: found/total positives), and
+    false positives on the family's fixed files."""
     families = scores.get("families", {})
     if not families:
         return
@@ -101,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--manifest", type=Path, default=MANIFEST)
     parser.add_argument("--only", help="cases whose file or pattern contains this text, or "
-                        "family=N: the positives and fixed files of family N (1..9)")
+                        "family=N: the positives and fixed files of family N (1..14)")
     parser.add_argument("--jobs", type=int, default=None, help="scripts run at once")
     parser.add_argument("--timeout", type=float, default=LABEL_TIMEOUT)
     parser.add_argument("--labels-only", action="store_true", help="skip the scores")

@@ -31,8 +31,10 @@ line; a fixed or negative case is a false positive when an error-severity findin
 in any file of its folder.
 
 Scores are also given per family (the manifest's ``family`` column, a key of
-``FAMILIES``: the issue-16 mechanism a positive and its fixed twin belong to), so that the
-recall of each mechanism can be followed on its own.
+``FAMILIES``: the issue-16 mechanism, or from 10 on the issue-28 mechanism, a positive and
+its fixed twin belong to), so that the recall of each mechanism can be followed on its own.
+The manifest's ``query`` column records the search query that found the thread a case was
+rebuilt from (issue 28's procedure); it is not scored.
 
 The manifest's line numbers are also checked against the ``# [inplace]`` and
 ``# [saves]`` markers in the scripts, so that an edit that moves a line cannot leave
@@ -61,7 +63,7 @@ SCORES = CORPUS / "scores.json"
 
 KINDS = ("positive", "fixed", "negative")
 COLUMNS = ("file", "kind", "pattern", "source", "inplace_line", "saving_line", "error",
-           "family")
+           "family", "query")
 
 # The families of hazards of issue 16 ("Static recall 90%"), by the manifest's ``family``
 # number: the mechanism a positive (and its fixed twin) belongs to, where one applies.
@@ -75,7 +77,17 @@ FAMILIES: dict[str, str] = {
     "7": "sibling and shared-input savers",
     "8": "contexts that change the rules",
     "9": "writes through .data",
+    # The mechanisms issue 28 ("Recall that generalises") found the corpus barely covers; their
+    # cases come from the search procedure of tests/corpus/README.md (the manifest's `query`).
+    "10": "backward hooks",
+    "11": "custom autograd Functions",
+    "12": "several networks and optimizers",
+    "13": "layers of installed libraries",
+    "14": "savers of their own outputs",
 }
+# The search corpora a manifest `query` names first: GitHub issue and pull-request threads,
+# or stored web pages (forums, Q&A, blogs).
+QUERY_CORPORA = ("issues: ", "pages: ")
 LABEL_TIMEOUT = 180.0  # seconds per script; they take a few seconds, torch import included
 CHECK_TIMEOUT = 300.0
 
@@ -118,6 +130,9 @@ class Case:
     saving_lines: tuple[Site, ...]
     error: str
     family: str = ""  # a key of FAMILIES, or "" when none applies
+    # The search query (``issues: ...`` or ``pages: ...``) whose results listed the thread the
+    # case was rebuilt from; "" for the cases added before issue 28's procedure.
+    query: str = ""
 
     @property
     def path(self) -> Path:
@@ -184,7 +199,7 @@ def load_manifest(path: Path = MANIFEST) -> list[Case]:
         try:
             case = Case(row["file"], row["kind"], row["pattern"], row["source"],
                         _lines(row["inplace_line"], entry), _lines(row["saving_line"], entry),
-                        row["error"], row["family"])
+                        row["error"], row["family"], row["query"])
         except ValueError as exc:
             problems.append(f"{where}: bad line number: {exc}")
             continue
@@ -206,6 +221,9 @@ def load_manifest(path: Path = MANIFEST) -> list[Case]:
                 problems.append(f"{where}: a positive needs its inplace_line")
         elif case.error or case.inplace_lines or case.saving_lines:
             problems.append(f"{where}: only positives have error/inplace_line/saving_line")
+        if case.query and not case.query.startswith(QUERY_CORPORA):
+            problems.append(f"{where}: query {case.query!r} does not name its corpus "
+                            f"({' or '.join(QUERY_CORPORA)})")
         if case.family and (case.family not in FAMILIES or case.kind == "negative"):
             problems.append(f"{where}: family {case.family!r}: positives and fixed files take "
                             f"one of {list(FAMILIES)}, negatives none")

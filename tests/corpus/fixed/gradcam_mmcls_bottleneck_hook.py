@@ -1,0 +1,54 @@
+# Fixed version of positive/gradcam_mmcls_bottleneck_hook.py.
+# Source: https://github.com/jacobgil/pytorch-grad-cam/pull/183 (merged).
+# Fix: the gradient is taken by a tensor hook that the forward hook registers on the output;
+#   no module backward hook, so the block may add to the output in place.
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class Bottleneck(nn.Module):
+    def __init__(self, channels, mid):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, mid, 1, bias=False)
+        self.norm1 = nn.BatchNorm2d(mid)
+        self.conv2 = nn.Conv2d(mid, mid, 3, padding=1, bias=False)
+        self.norm2 = nn.BatchNorm2d(mid)
+        self.conv3 = nn.Conv2d(mid, channels, 1, bias=False)
+        self.norm3 = nn.BatchNorm2d(channels)
+        self.relu = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        identity = x
+        out = self.relu(self.norm1(self.conv1(x)))
+        out = self.relu(self.norm2(self.conv2(out)))
+        out = self.norm3(self.conv3(out))
+        out += identity
+        return self.relu(out)
+
+
+class ActivationsAndGradients:
+    def __init__(self, model, target_layer):
+        self.model = model
+        self.activations, self.gradients = [], []
+        target_layer.register_forward_hook(self.save_activation)
+
+    def save_activation(self, module, inputs, output):
+        self.activations.append(output.detach())
+        output.register_hook(self.save_gradient)  # [fix]
+
+    def save_gradient(self, grad):
+        self.gradients = [grad.detach()] + self.gradients
+
+    def __call__(self, x):
+        return self.model(x)
+
+
+model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), Bottleneck(16, 4),
+                      nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 5))
+cam_model = ActivationsAndGradients(model, model[1].norm3)
+scores = cam_model(torch.rand(2, 3, 12, 12))
+scores[:, 3].sum().backward()
+weights = cam_model.gradients[0].mean((2, 3), keepdim=True)
+print("cam", tuple((weights * cam_model.activations[0]).sum(1).shape))
