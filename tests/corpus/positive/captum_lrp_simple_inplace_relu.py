@@ -6,7 +6,7 @@
 #   included, so the ReLU's input is a BackwardHookFunction output and relu_ may not write
 #   into it.
 # In-place op: lines 31, 43 (`nn.ReLU(inplace=True)`, run in `model(inputs)`).
-# Saved by: line 40 (the full backward hook LRP puts on every layer).
+# Saved by: none, a view error; line 40 (the full backward hook LRP puts on every layer).
 # Fix: fixed/captum_lrp_simple_inplace_relu.py, what the pull request's documentation asks
 #   of users: a model without in-place modules (the ReLU built with inplace=False).
 # Shrunk: Captum's simple test model (Linear, ReLU, Linear) and an LRP reduced to its hooks:
@@ -37,7 +37,7 @@ def lrp_hook(module, grad_input, grad_output):
 
 
 for layer in (model.linear, model.relu, model.linear2):
-    layer.register_full_backward_hook(lrp_hook)  # [saves]
+    layer.register_full_backward_hook(lrp_hook)
 
 inputs = torch.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
 output = model(inputs)  # [inplace]

@@ -6,7 +6,7 @@
 #   being modified inplace"). The reporter asks for a switch to build the models without
 #   in-place activations.
 # In-place op: lines 27, 60 (the feature extractor's `nn.ReLU(inplace=True)`, run by `model(image)`).
-# Saved by: line 57 (the attribution's `register_full_backward_hook` on every Conv2d/Linear).
+# Saved by: none, a view error; line 57 (the attribution's `register_full_backward_hook` on every Conv2d/Linear).
 # Fix: fixed/captum_lrp_vgg_inplace_relu.py, the usual fix (the issue is open): the model's
 #   ReLUs set to inplace=False before the hooks are put on.
 # Shrunk: a VGG-style model as torchvision builds it (features, avgpool, classifier), small
@@ -54,7 +54,7 @@ def keep_relevance(name):
 
 for name, layer in model.named_modules():
     if isinstance(layer, (nn.Conv2d, nn.Linear)):
-        layer.register_full_backward_hook(keep_relevance(name))  # [saves]
+        layer.register_full_backward_hook(keep_relevance(name))
 
 image = torch.rand(1, 3, 16, 16, requires_grad=True)
 output = model(image)  # [inplace]

@@ -6,7 +6,7 @@
 #   fix replaces the module backward hook by a tensor backward hook on the layer's output
 #   (as in singd#56).
 # In-place op: lines 42, 47 (`ReLU(inplace=True)`, run by `model(X)`).
-# Saved by: line 27 (`register_full_backward_hook` on each Linear layer).
+# Saved by: none, a view error; line 27 (`register_full_backward_hook` on each Linear layer).
 # Fix: fixed/curvlinops_kfac_inplace_activation.py, the fix: a tensor hook on the
 #   layer's output, registered by the forward hook.
 # Shrunk: KFAC reduced to the two Kronecker factors of each Linear layer (input and output
@@ -24,7 +24,7 @@ class KFAC:
         for name, module in model.named_modules():
             if isinstance(module, Linear):
                 module.register_forward_hook(self._input_hook(name))
-                module.register_full_backward_hook(self._grad_output_hook(name))  # [saves]
+                module.register_full_backward_hook(self._grad_output_hook(name))
 
     def _input_hook(self, name):
         def hook(module, inputs, output):

@@ -5,7 +5,7 @@
 #   rejects the write: the output is the input returned as-is, a view created inside a
 #   custom Function, and it may not be modified in place.
 # In-place op: line 42 (`logits *= self.s` on the Function's output).
-# Saved by: line 21 (`CustomOp.forward` returns its input, written in place, without marking
+# Saved by: none, a view error; line 21 (`CustomOp.forward` returns its input, written in place, without marking
 #   it dirty).
 # Fix: fixed/custom_op_inplace_without_mark_dirty.py, the usual fix for an in-place custom
 #   Function (the thread's answer points to the docs): `ctx.mark_dirty(x)` in forward.
@@ -18,7 +18,7 @@ class CustomOp(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         x *= 2.0
-        return x  # [saves]
+        return x
 
     @staticmethod
     def backward(ctx, grad_output):

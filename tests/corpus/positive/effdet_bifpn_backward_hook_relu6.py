@@ -6,7 +6,7 @@
 #   BackwardHookFunction ("... is a view and is being modified inplace").
 # In-place op: lines 46, 72 (the after-combine activation built with inplace=True, run in
 #   `fpn(features)`).
-# Saved by: line 68 (`register_full_backward_hook` on every module of the BiFPN).
+# Saved by: none, a view error; line 68 (`register_full_backward_hook` on every module of the BiFPN).
 # Fix: fixed/effdet_bifpn_backward_hook_relu6.py, the usual fix (the issue is open): the
 #   gradients are taken with tensor hooks registered by forward hooks, so the in-place
 #   activation stays legal.
@@ -65,7 +65,7 @@ fpn = BiFpnLayer(8)
 grad_norms = {}
 for name, module in fpn.named_modules():
     if name:
-        module.register_full_backward_hook(  # [saves]
+        module.register_full_backward_hook(
             lambda m, gin, gout, name=name: grad_norms.__setitem__(name, gout[0].norm().item()))
 
 features = [torch.randn(2, 8, 16, 16), torch.randn(2, 8, 8, 8)]

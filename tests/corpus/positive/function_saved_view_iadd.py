@@ -4,7 +4,7 @@
 #   (`y += 1`). At the time nothing was raised and the saved tensor was silently changed;
 #   torch 2.x raises at the write: the output is a view created inside a custom Function.
 # In-place op: line 32 (`y += 1` on the Function's output).
-# Saved by: line 20 (`ctx.save_for_backward(tensor3)`, a view that forward returns).
+# Saved by: none, a view error; line 20 (`ctx.save_for_backward(tensor3)`, a view that forward returns).
 # Fix: fixed/function_saved_view_iadd.py, the usual fix: the caller adds out of place.
 # Shrunk: the thread's first Function as written.
 import torch
@@ -17,7 +17,7 @@ class f(torch.autograd.Function):
         tensor2 = tensor1.clone()
         # tensor3 shares storage with tensor2
         tensor3 = tensor2.t()
-        ctx.save_for_backward(tensor3)  # [saves]
+        ctx.save_for_backward(tensor3)
         return tensor3
 
     @staticmethod

@@ -4,7 +4,7 @@
 #   modified inplace": ActivationsAndGradients put a full backward hook on the target layer,
 #   and the model writes into that layer's output in place further on.
 # In-place op: line 36 (`out += identity` writes into the hooked norm layer's output).
-# Saved by: line 45 (`register_full_backward_hook` makes the target layer's output an output of
+# Saved by: none, a view error; line 45 (`register_full_backward_hook` makes the target layer's output an output of
 #   BackwardHookFunction).
 # Fix: fixed/gradcam_mmcls_bottleneck_hook.py, the merged pull request: a forward hook that
 #   registers a tensor hook on the output (pytorch/pytorch#61519's workaround).
@@ -42,7 +42,7 @@ class ActivationsAndGradients:
         self.model = model
         self.activations, self.gradients = [], []
         target_layer.register_forward_hook(self.save_activation)
-        target_layer.register_full_backward_hook(self.save_gradient)  # [saves]
+        target_layer.register_full_backward_hook(self.save_gradient)
 
     def save_activation(self, module, inputs, output):
         self.activations.append(output.detach())

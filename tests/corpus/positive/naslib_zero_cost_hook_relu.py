@@ -6,7 +6,7 @@
 #   The reporter asks for an option to build the network without in-place ReLUs.
 # In-place op: lines 25, 52 (`nn.ReLU(inplace=True)` at the start of the hooked operation; it runs
 #   in `net(x)`).
-# Saved by: line 48 (the full backward hook wraps the operation's inputs and outputs in
+# Saved by: none, a view error; line 48 (the full backward hook wraps the operation's inputs and outputs in
 #   BackwardHookFunction).
 # Fix: fixed/naslib_zero_cost_hook_relu.py, what the issue asks for (the usual fix, the thread
 #   has no maintainer's patch): the ReLU built with inplace=False.
@@ -45,7 +45,7 @@ net = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), Cell(8), Cell(8),
 grad_norms = []
 for module in net.modules():
     if isinstance(module, ReLUConvBN):
-        module.register_full_backward_hook(  # [saves]
+        module.register_full_backward_hook(
             lambda m, gin, gout: grad_norms.append(gout[0].norm().item()))
 
 x = torch.rand(4, 3, 8, 8)

@@ -5,7 +5,7 @@
 #   ReLU(inplace=True) after each BatchNorm then writes into a hooked output. The
 #   maintainer fixed it in pull request #42 with tensor backward hooks (pytorch#61519).
 # In-place op: lines 25, 52 (resnet's `nn.ReLU(inplace=True)`, run by `model(x)`).
-# Saved by: line 49 (`register_full_backward_hook` on each Conv2d/BatchNorm2d/Linear).
+# Saved by: none, a view error; line 49 (`register_full_backward_hook` on each Conv2d/BatchNorm2d/Linear).
 # Fix: fixed/nngeometry_fim_resnet_backward_hooks.py, the maintainer's fix (pull request
 #   #42): a forward hook registers a tensor hook on each layer's output.
 # Shrunk: a resnet stem and one BasicBlock as torchvision writes them (torchvision is not
@@ -46,7 +46,7 @@ def accumulate(module, grad_input, grad_output):
 
 for layer in model.modules():
     if isinstance(layer, (nn.Conv2d, nn.BatchNorm2d, nn.Linear)):
-        layer.register_full_backward_hook(accumulate)  # [saves]
+        layer.register_full_backward_hook(accumulate)
 
 for x in torch.rand(3, 1, 3, 16, 16):
     logits = model(x)  # [inplace]

@@ -4,7 +4,7 @@
 #   followed by ReLU(inplace=True) then fails in its forward pass: the hooked layer's output
 #   is an output of BackwardHookFunction, and the in-place ReLU writes into that view.
 # In-place op: lines 34, 39 (`ReLU(inplace=True)`, built there and run by `model(X)`).
-# Saved by: line 26 (`register_full_backward_hook` passes the Conv2d's output through a custom
+# Saved by: none, a view error; line 26 (`register_full_backward_hook` passes the Conv2d's output through a custom
 #   Function, whose outputs must not be modified in place).
 # Fix: fixed/singd_full_backward_hook_relu.py, the library's fix (singd pull request #63): a
 #   forward hook that registers a tensor hook on the layer's output, no module backward hook.
@@ -23,7 +23,7 @@ class HookingOptimizer:
         self.grad_outputs = {}
         for module in model.modules():
             if isinstance(module, (Conv2d, Linear)):
-                module.register_full_backward_hook(self._grad_output_hook)  # [saves]
+                module.register_full_backward_hook(self._grad_output_hook)
 
     def _grad_output_hook(self, module, grad_input, grad_output):
         self.grad_outputs[module] = grad_output[0].detach()

@@ -4,7 +4,7 @@
 #   the model runs (first seen on torchvision's densenet). The gradient itself would flow; it
 #   is the module backward hook that makes the in-place write illegal.
 # In-place op: lines 20, 39 (`nn.ReLU(inplace=True)` after the hooked conv, run by `mod(x)`).
-# Saved by: line 28 (`register_full_backward_hook` on the target conv: its output becomes a
+# Saved by: none, a view error; line 28 (`register_full_backward_hook` on the target conv: its output becomes a
 #   BackwardHookFunction output, a view that must not be modified in place).
 # Fix: fixed/torchcam_full_backward_hook_relu.py, the workaround given in the thread by a
 #   maintainer: a forward hook that registers a tensor hook on the output.
@@ -25,7 +25,7 @@ class CamExtractor:
         self.activations = None
         self.gradients = None
         target_layer.register_forward_hook(self._store_activations)
-        target_layer.register_full_backward_hook(self._store_gradients)  # [saves]
+        target_layer.register_full_backward_hook(self._store_gradients)
 
     def _store_activations(self, module, inputs, output):
         self.activations = output.detach()
