@@ -199,6 +199,20 @@ INVALID: list[Case] = [
         model = Net().eval()
         model(torch.randn(2, 4, requires_grad=True)).sum().backward()
     """),
+    case("GG001: a module called with a keyword that picks the branch of its forward", """
+        import torch
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def forward(self, x, squash=False):
+                if squash:
+                    y = x.sigmoid()
+                    y.mul_(2)  # expect: GG001
+                    return y
+                return x
+
+        Head()(torch.randn(4, requires_grad=True), squash=True).sum().backward()
+    """),
 ]
 
 VALID: list[Case] = [
@@ -359,5 +373,27 @@ VALID: list[Case] = [
         boxes[..., :2] += 1
         boxes.sigmoid().sum().backward()
     """),
-]
+    case("a policy's actions drawn by sample(), which keeps no graph, after its step", """
+        import torch
+        import torch.nn as nn
 
+        class Policy(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4))
+
+            def forward(self, obs, reparameterize=True):
+                dist = torch.distributions.Normal(self.net(obs), 1.0)
+                return dist.rsample() if reparameterize else dist.sample()
+
+        policy, critic = Policy(), nn.Linear(4, 1)
+        optimizer = torch.optim.Adam(policy.parameters())
+        obs = torch.randn(3, 4)
+        policy_loss = policy(obs).sum()
+        critic_loss = critic(policy(obs, reparameterize=False)).sum()
+        optimizer.zero_grad()
+        policy_loss.backward()
+        optimizer.step()
+        critic_loss.backward()
+    """),
+]

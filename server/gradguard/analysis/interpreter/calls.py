@@ -572,10 +572,11 @@ class Calls:
         else:
             callee = self.expressions.eval(func, frame)
         if callee.kind == "module":
-            args = self.arguments(call, frame)[0]
+            args, kwargs = self.arguments(call, frame)
             first = call.args[0] if call.args and \
                 not isinstance(call.args[0], ast.Starred) else None
-            return self.call_module(callee, args, piece, call, text_of(piece, func), first)
+            return self.call_module(callee, args, piece, call, text_of(piece, func), first,
+                                    kwargs=kwargs)
         if callee.kind != "function":
             return unknown()
         if callee.items is not None:
@@ -1053,7 +1054,7 @@ class Calls:
 
     def call_module(self, module: Value, args: list[Value], piece: Piece, node: ast.AST,
                     label: str, argument: ast.expr | None = None,
-                    hooked: bool = False) -> Value:
+                    hooked: bool = False, kwargs: dict[str, Value] | None = None) -> Value:
         """Call a module on ``args``; ``argument`` is the caller's expression for the
         input, when the module receives it directly (to fix a write into it)."""
         run = self.state.run
@@ -1067,7 +1068,7 @@ class Calls:
             if any(is_tensorish(a) and a.requires_grad is not False for a in args):
                 args = [behind_backward_hook(a) for a in args]
             return behind_backward_hook(self.call_module(module, args, piece, node, label,
-                                                         argument, hooked=True))
+                                                         argument, hooked=True, kwargs=kwargs))
         if isinstance(spec, NnModule):
             facts = spec.facts
             if spec.identity:
@@ -1132,7 +1133,8 @@ class Calls:
                 found = program.method(info, "forward", run.reads) or \
                     program.method(info, "__call__", run.reads)
             if found is not None:
-                return self.call_function(found[1], args, {}, module, (piece, node))
+                # Its keywords too: ``policy(obs, reparameterize=False)`` picks a branch.
+                return self.call_function(found[1], args, kwargs or {}, module, (piece, node))
             if info is not None and is_sequential(self.state, info) and module.attrs is not None:
                 # ``class ConvBlock(nn.Sequential)`` filled by ``add_module``: its layers
                 # run in the order they were added.

@@ -238,7 +238,9 @@ class TorchApi:
         """A Tensor method no spelling traced: what it returns, saving nothing known."""
         if name in NON_TENSOR_METHODS:
             return constant(UNKNOWN_INT)
-        if name.startswith("new_"):
+        if name.startswith("new_") or (name == "sample" and owner.kind != "tensor"):
+            # ``sample()`` of a torch distribution draws under no_grad (``rsample()`` is
+            # the draw that keeps the graph): what it returns carries no history.
             return Value("tensor", (self.state.run.autograd.new_storage(),), False)
         grad = None if owner.requires_grad is not False else False
         kind: Kind = "unknown" if name in TUPLE_METHODS or owner.kind != "tensor" \
