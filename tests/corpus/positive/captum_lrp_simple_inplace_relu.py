@@ -5,7 +5,7 @@
 #   note that several pretrained models use such ReLUs. LRP hooks every layer, the ReLU
 #   included, so the ReLU's input is a BackwardHookFunction output and relu_ may not write
 #   into it.
-# In-place op: lines 31, 43 (`nn.ReLU(inplace=True)`, run in `model(inputs)`).
+# In-place op: lines 31, 28 (`nn.ReLU(inplace=True)`, flag given at 31, called at 28).
 # Saved by: none, a view error; line 40 (the full backward hook LRP puts on every layer).
 # Fix: fixed/captum_lrp_simple_inplace_relu.py, what the pull request's documentation asks
 #   of users: a model without in-place modules (the ReLU built with inplace=False).
@@ -25,7 +25,7 @@ class SimpleLRPModel(nn.Module):
         self.linear2 = nn.Linear(3, 1, bias=False)
 
     def forward(self, x):
-        return self.linear2(self.relu(self.linear(x)))
+        return self.linear2(self.relu(self.linear(x)))  # [inplace]
 
 
 model = SimpleLRPModel(inplace=True)  # [inplace]
@@ -40,6 +40,6 @@ for layer in (model.linear, model.relu, model.linear2):
     layer.register_full_backward_hook(lrp_hook)
 
 inputs = torch.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
-output = model(inputs)  # [inplace]
+output = model(inputs)
 output.backward(torch.ones_like(output))
 print("relevances", relevances)

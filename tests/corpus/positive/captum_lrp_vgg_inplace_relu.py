@@ -5,7 +5,7 @@
 #   BackwardHookFunction outputs ("Output 0 of BackwardHookFunctionBackward is a view and is
 #   being modified inplace"). The reporter asks for a switch to build the models without
 #   in-place activations.
-# In-place op: lines 27, 60 (the feature extractor's `nn.ReLU(inplace=True)`, run by `model(image)`).
+# In-place op: lines 27, 41 (the features' `nn.ReLU(inplace=True)`, run at `self.features(x)`).
 # Saved by: none, a view error; line 57 (the attribution's `register_full_backward_hook` on every Conv2d/Linear).
 # Fix: fixed/captum_lrp_vgg_inplace_relu.py, the usual fix (the issue is open): the model's
 #   ReLUs set to inplace=False before the hooks are put on.
@@ -38,7 +38,7 @@ class VGG(nn.Module):
                                         nn.Linear(32, num_classes))
 
     def forward(self, x):
-        x = self.avgpool(self.features(x))
+        x = self.avgpool(self.features(x))  # [inplace]
         return self.classifier(torch.flatten(x, 1))
 
 
@@ -57,6 +57,6 @@ for name, layer in model.named_modules():
         layer.register_full_backward_hook(keep_relevance(name))
 
 image = torch.rand(1, 3, 16, 16, requires_grad=True)
-output = model(image)  # [inplace]
+output = model(image)
 output[0, output.argmax()].backward()
 print("layers attributed:", sorted(relevance))

@@ -4,8 +4,8 @@
 #   `after_combine`, whose first layer is an in-place activation (ReLU6 / SiLU with
 #   inplace=True) that writes into the combine module's output, now an output of
 #   BackwardHookFunction ("... is a view and is being modified inplace").
-# In-place op: lines 46, 72 (the after-combine activation built with inplace=True, run in
-#   `fpn(features)`).
+# In-place op: lines 46, 41 (the after-combine activation built with inplace=True, run by
+#   `self.after_combine(...)` inside `fpn(features)`).
 # Saved by: none, a view error; line 68 (`register_full_backward_hook` on every module of the BiFPN).
 # Fix: fixed/effdet_bifpn_backward_hook_relu6.py, the usual fix (the issue is open): the
 #   gradients are taken with tensor hooks registered by forward hooks, so the in-place
@@ -38,7 +38,7 @@ class FNode(nn.Module):
         self.after_combine = after_combine
 
     def forward(self, x):
-        return self.after_combine(self.combine(x))
+        return self.after_combine(self.combine(x))  # [inplace]
 
 
 def after_combine(channels):
@@ -69,6 +69,6 @@ for name, module in fpn.named_modules():
             lambda m, gin, gout, name=name: grad_norms.__setitem__(name, gout[0].norm().item()))
 
 features = [torch.randn(2, 8, 16, 16), torch.randn(2, 8, 8, 8)]
-outputs = fpn(features)  # [inplace]
+outputs = fpn(features)
 sum(o.mean() for o in outputs).backward()
 print("gradient norms", sorted(grad_norms))

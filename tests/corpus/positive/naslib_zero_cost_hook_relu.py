@@ -4,8 +4,8 @@
 #   starts with an in-place ReLU, which then writes into its hooked input:
 #   "Output 0 of BackwardHookFunctionBackward is a view and is being modified inplace".
 #   The reporter asks for an option to build the network without in-place ReLUs.
-# In-place op: lines 25, 52 (`nn.ReLU(inplace=True)` at the start of the hooked operation; it runs
-#   in `net(x)`).
+# In-place op: lines 25, 31 (`nn.ReLU(inplace=True)` at the start of the hooked operation; it runs
+#   in `self.op(x)`, inside `net(x)`).
 # Saved by: none, a view error; line 48 (the full backward hook wraps the operation's inputs and outputs in
 #   BackwardHookFunction).
 # Fix: fixed/naslib_zero_cost_hook_relu.py, what the issue asks for (the usual fix, the thread
@@ -28,7 +28,7 @@ class ReLUConvBN(nn.Module):
         )
 
     def forward(self, x):
-        return self.op(x)
+        return self.op(x)  # [inplace]
 
 
 class Cell(nn.Module):
@@ -49,6 +49,6 @@ for module in net.modules():
             lambda m, gin, gout: grad_norms.append(gout[0].norm().item()))
 
 x = torch.rand(4, 3, 8, 8)
-loss = nn.functional.cross_entropy(net(x), torch.randint(0, 10, (4,)))  # [inplace]
+loss = nn.functional.cross_entropy(net(x), torch.randint(0, 10, (4,)))
 loss.backward()
 print("proxy score", sum(grad_norms))

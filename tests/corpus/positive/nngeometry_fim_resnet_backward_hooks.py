@@ -4,7 +4,7 @@
 #   backward hooks on the Conv2d, Linear and BatchNorm layers, and resnet's
 #   ReLU(inplace=True) after each BatchNorm then writes into a hooked output. The
 #   maintainer fixed it in pull request #42 with tensor backward hooks (pytorch#61519).
-# In-place op: lines 25, 52 (resnet's `nn.ReLU(inplace=True)`, run by `model(x)`).
+# In-place op: lines 38, 52 (the stem's ReLU(inplace=True), the first refused; run by `model(x)`).
 # Saved by: none, a view error; line 49 (`register_full_backward_hook` on each Conv2d/BatchNorm2d/Linear).
 # Fix: fixed/nngeometry_fim_resnet_backward_hooks.py, the maintainer's fix (pull request
 #   #42): a forward hook registers a tensor hook on each layer's output.
@@ -22,7 +22,7 @@ class BasicBlock(nn.Module):
         super().__init__()
         self.conv1 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
         self.bn1 = nn.BatchNorm2d(planes)
-        self.relu = nn.ReLU(inplace=True)  # [inplace]
+        self.relu = nn.ReLU(inplace=True)
         self.conv2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
         self.bn2 = nn.BatchNorm2d(planes)
 
@@ -35,7 +35,7 @@ class BasicBlock(nn.Module):
 
 
 model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8),
-                      nn.ReLU(inplace=True), BasicBlock(8), nn.AdaptiveAvgPool2d(1),
+                      nn.ReLU(inplace=True), BasicBlock(8), nn.AdaptiveAvgPool2d(1),  # [inplace]
                       nn.Flatten(), nn.Linear(8, 10)).eval()
 diag = {}
 
