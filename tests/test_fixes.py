@@ -270,6 +270,60 @@ REWRITES = [
         rows[0].mul_(2)
         x.sum().backward()
     """),
+    (case("GG003 fix: a hooked module's output added to out of place", """
+        import torch
+        import torch.nn as nn
+
+        norm = nn.BatchNorm1d(4)
+        norm.register_full_backward_hook(lambda module, grad_in, grad_out: None)
+        x = torch.randn(3, 4, requires_grad=True)
+        out = norm(x)
+        out += x
+        out.sum().backward()
+    """), """
+        import torch
+        import torch.nn as nn
+
+        norm = nn.BatchNorm1d(4)
+        norm.register_full_backward_hook(lambda module, grad_in, grad_out: None)
+        x = torch.randn(3, 4, requires_grad=True)
+        out = norm(x)
+        out = out + x
+        out.sum().backward()
+    """),
+    (case("GG003 fix: a custom Function's output (its input as it was) scaled out of place", """
+        import torch
+
+        class Double(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.mul_(2)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2
+
+        h = torch.randn(4, requires_grad=True) * 1
+        y = Double.apply(h)
+        y *= 3
+        y.sum().backward()
+    """), """
+        import torch
+
+        class Double(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.mul_(2)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2
+
+        h = torch.randn(4, requires_grad=True) * 1
+        y = Double.apply(h)
+        y = y * 3
+        y.sum().backward()
+    """),
     (case("GG004 fix: the step moved after the if that holds the later backward", """
         import torch
         import torch.nn as nn
@@ -344,6 +398,51 @@ LEFT_WITH_A_MESSAGE = [
             opt.step()
     """),
 ]
+
+
+ALIASING_VIEWS = [
+    case("GG003: a custom Function's output that is its input, which is read later", """
+        import torch
+
+        class Same(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        h = torch.randn(4, requires_grad=True) * 1
+        y = Same.apply(h)
+        y += 1
+        (y * h).sum().backward()
+    """),
+    case("GG003: a hooked module's input written inside its forward", """
+        import torch
+        import torch.nn as nn
+
+        class Shift(nn.Module):
+            def forward(self, x):
+                x += 1
+                return x * 2
+
+        shift = Shift()
+        shift.register_full_backward_hook(lambda module, grad_in, grad_out: None)
+        h = torch.randn(4, requires_grad=True) * 1
+        shift(h).sum().backward()
+    """),
+]
+
+
+@pytest.mark.parametrize("example", ALIASING_VIEWS, ids=lambda c: c.name)
+def test_a_view_whose_write_was_meant_for_the_tensor_behind_it_is_not_rebound(
+        example: Case) -> None:
+    # Rebound out of place, the name would stop changing the tensor behind the view
+    # (read later by the code, or the caller's): only the author knows which is meant.
+    [hazard] = analyze_source(example.source)
+    assert hazard.code == "GG003"
+    assert hazard.fix is None
 
 
 @pytest.mark.parametrize("example", LEFT_WITH_A_MESSAGE, ids=lambda c: c.name)

@@ -29,9 +29,11 @@ from gradguard.analysis.findings import (
     surer,
 )
 from gradguard.analysis.fix_plans import (
+    AugmentedToBinary,
     CloneFirst,
     DataToGraph,
     DropData,
+    OutOfPlace,
     Place,
     Plan,
     UnderNoGrad,
@@ -382,6 +384,9 @@ class Autograd:
         # A leaf is written under no_grad or out of place, whichever the code means
         # (``leaf_plan``); a view of one is left to its author. Other views can be rebuilt.
         plan = self.plan if view in ("multi", "nograd") else None
+        if view in ("hooked", "custom") and isinstance(self.plan, (AugmentedToBinary,
+                                                                   OutOfPlace)):
+            plan = self.plan  # planned only where rebinding keeps what the write meant
         if view == "multi" and any(s.leaf for s in target.storages):
             # A piece of a leaf's chunk or split (``bias.chunk(4)[1].fill_(1)``): an
             # initialisation, written under no_grad, or left to its author.

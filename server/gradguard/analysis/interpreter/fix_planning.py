@@ -66,6 +66,38 @@ class FixPlanning:
         """
         return target.view in (None, "multi") and not target.row
 
+    def rebinding_keeps_view_meaning(self, target: Value, written: ast.expr,
+                                     frame: Frame) -> bool:
+        """Whether ``y = <out of place>`` computes what writing into ``y`` meant, for a
+        view autograd refuses to let be written: a full backward hook's input or output,
+        or a custom Function's output.
+
+        The write was meant for the tensor behind the view too (the module's own input,
+        an input the Function returned as it was). Rebound, ``y`` no longer changes it,
+        which matters when that tensor is the caller's (a parameter of the function the
+        write is in) or another name reads it afterwards.
+        """
+        run = self.state.run
+        if target.view not in ("hooked", "custom") or not isinstance(written, ast.Name):
+            return False
+        storages = {id(storage) for storage in target.storages}
+        if storages & (run.autograd.inputs or set()):
+            return False
+        sharing = {name for name, value in frame.env.items()
+                   if storages & {id(storage) for storage in value.storages}}
+        sharing.add(written.id)
+        function = self.state.stack[-1] if self.state.stack else None
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and \
+                run.place is not None and \
+                any(name in parameter_names(function) and
+                    not rebound_before(function, name, run.place.statement)
+                    for name in sharing):
+            return False
+        later = [s for position in run.positions
+                 for s in position.statements[position.index + 1:]]
+        return not any(isinstance(node, ast.Name) and node.id in sharing - {written.id}
+                       for statement in later for node in ast.walk(statement))
+
     def method_plan(self, call: ast.Call, name: str, owner: Value,
                     frame: Frame) -> Plan | None:
         run = self.state.run
@@ -91,7 +123,8 @@ class FixPlanning:
         if isinstance(owner.row, SelectRows) and isinstance(receiver, ast.Name):
             return owner.row
         if is_dotted(receiver):
-            if not self.rebinding_keeps_meaning(owner):
+            if not self.rebinding_keeps_meaning(owner) and \
+                    not self.rebinding_keeps_view_meaning(owner, receiver, frame):
                 return None
             return OutOfPlace(call, Rename(out_of_place), receiver, run.place)
         return self.clone_first(receiver, frame)
@@ -117,3 +150,20 @@ class FixPlanning:
         if target is None or run.place is None or not is_dotted(target):
             return None
         return DropOut(call, target, run.place)
+
+
+def parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
+    args = function.args
+    names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    return names | {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+
+
+def rebound_before(function: ast.AST, name: str, statement: ast.stmt) -> bool:
+    """Whether ``name`` is bound to something new (not written in place) on a line of
+    ``function`` before ``statement``: then it no longer holds what the caller passed."""
+    augmented = {id(node.target) for node in ast.walk(function)
+                 if isinstance(node, ast.AugAssign)}
+    return any(isinstance(node, ast.Name) and node.id == name and
+               isinstance(node.ctx, ast.Store) and id(node) not in augmented and
+               node.lineno < statement.lineno
+               for node in ast.walk(function))

@@ -162,7 +162,10 @@ class Statements:
                     self.plans.rebinding_keeps_meaning(self.expressions.eval(base, frame)):
                 plan = DataToGraph(statement, symbol.removesuffix("="), run.place)
             elif is_dotted(statement.target):
-                if self.plans.rebinding_keeps_meaning(target) and run.place is not None:
+                if run.place is not None and (
+                        self.plans.rebinding_keeps_meaning(target) or
+                        self.plans.rebinding_keeps_view_meaning(target, statement.target,
+                                                                frame)):
                     plan = AugmentedToBinary(statement, symbol.removesuffix("="), run.place)
             elif self.plans.replaces_item(statement.target, frame) and run.place is not None:
                 # ``laterals[i - 1] += x`` on a Python list: the item can be replaced.
