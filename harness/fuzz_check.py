@@ -20,7 +20,7 @@ from gradguard.cli.check import project_roots
 from gradguard.cli.fixing import fix_run
 from gradguard.cli.formats import FORMATTERS, Finding
 from gradguard.config import Selection
-from gradguard.fixes.edits import fix_of
+from gradguard.fixes import fix_of
 
 
 def lines_of(text: str) -> list[str]:

@@ -15,8 +15,7 @@ from rules import INVALID as RULE_INVALID
 from rules import VALID as RULE_VALID
 
 from gradguard.analysis.analyze import analyze_source
-from gradguard.fixes.apply import apply_edits, combine, fix_text
-from gradguard.fixes.edits import fix_of
+from gradguard.fixes import apply_edits, combine, fix_of, fix_text
 
 from rulecases import Case, case
 from torchrun import Outcome, run_scripts

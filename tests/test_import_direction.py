@@ -148,3 +148,12 @@ def test_the_rule_catalogue_and_the_text_module_import_no_libcst() -> None:
                                     if isinstance(node, (ast.Import, ast.ImportFrom))
                                     for alias in (node.names if isinstance(node, ast.Import)
                                                   else [ast.alias(node.module or "")])}
+
+
+def test_the_fixes_are_reached_through_one_entry_point() -> None:
+    """Outside ``gradguard.fixes`` only the package itself is imported: what fixing
+    offers is what its ``__init__`` exports, and its modules can be rearranged freely."""
+    reaching_inside = sorted(f"{module} imports {m}" for module, imports in GRAPH.items()
+                             if _layer(module) != "fixes"
+                             for m in imports if m.startswith("gradguard.fixes."))
+    assert reaching_inside == []

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from gradguard.analysis.analyze import project_for
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.incremental import IncrementalDocument
-from gradguard.fixes.edits import fix_of
+from gradguard.fixes import fix_of
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ from gradguard.analysis.analyze import analyze_source
 from gradguard.analysis.blocks import split_blocks
 from gradguard.analysis.hazard import Span, TextEdit
 from gradguard.analysis.incremental import IncrementalDocument
-from gradguard.fixes.apply import (
+from gradguard.fixes import (
     FixRefused,
     apply_checked,
     apply_edits,

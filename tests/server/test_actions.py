@@ -18,8 +18,7 @@ from lsprotocol import types
 from gradguard.analysis.analyze import analyze_source
 from gradguard.analysis.hazard import Fix, Hazard, Span, TextEdit
 from gradguard.cli.main import main
-from gradguard.fixes.apply import fix_text
-from gradguard.fixes.edits import fix_of
+from gradguard.fixes import fix_of, fix_text
 from gradguard.server.actions import ActionBuilder, code_actions, comment_fits
 from gradguard.server.diagnostics import build_outcome
 from gradguard.server.documents import Outcome, TextBuffer, TextUnit

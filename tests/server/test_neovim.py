@@ -19,7 +19,7 @@ import pytest
 from conftest import EXAMPLES
 
 from gradguard.analysis.incremental import IncrementalDocument
-from gradguard.fixes.edits import fix_of
+from gradguard.fixes import fix_of
 from gradguard.server.positions import LineIndex
 
 pytestmark = [pytest.mark.editor, pytest.mark.slow]

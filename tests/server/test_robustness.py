@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from lsprotocol import types
 
 from gradguard.analysis.incremental import IncrementalDocument
-from gradguard.fixes.edits import fix_of
+from gradguard.fixes import fix_of
 from gradguard.server.diagnostics import build_outcome, syntax_problems
 from gradguard.server.documents import Outcome, TextBuffer, TextUnit
 from gradguard.server.positions import Encoding, LineIndex, units

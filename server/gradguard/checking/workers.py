@@ -31,7 +31,7 @@ from gradguard.checking.files import SourceFile, read
 from gradguard.checking.notebook import CellMap, NotebookError, program_of
 from gradguard.checking.results import FileResult
 from gradguard.config import Selection
-from gradguard.fixes.edits import fix_of
+from gradguard.fixes import fix_of
 from gradguard.runtime import fewer_collections
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from gradguard.analysis.syntax import SourceError, parse
 from gradguard.checking.files import read, shown_path
 from gradguard.checking.notebook import CellMap, NotebookError, parse_notebook
 from gradguard.config import Selection
-from gradguard.fixes.apply import FixResult, fix_cells, fix_files
+from gradguard.fixes import FixResult, fix_cells, fix_files
 from gradguard.text import BOM, lines_with_ends
 
 

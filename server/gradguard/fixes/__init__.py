@@ -1,4 +1,27 @@
-"""Fix code, above the analysis: ``edits`` turns the fix plan the analysis recorded at a
-finding into text edits of the source (``fix_of``, handed to the analysis by whoever
-wants hazards with their fixes), and ``apply`` is the fix engine, the one way fixes are
-applied to text (``gradguard check --fix`` and the language server alike)."""
+"""Fixes, above the analysis: the one way in for everything that fixes code.
+
+``fix_of`` renders a hazard's plan (which the analysis records as data while it runs)
+as text edits; ``fix_text``, ``fix_cells`` and ``fix_files`` apply every fix to a file,
+a notebook's cells or the files of a run, again until nothing is left to fix; the
+language server's fix-all and ``gradguard check --fix`` both go through them, so the
+editor and the command line agree."""
+
+from gradguard.fixes.apply import (
+    FixRefused,
+    FixResult,
+    apply_checked,
+    apply_edits,
+    apply_fix,
+    changes_only_edited_lines,
+    combine,
+    fix_cells,
+    fix_files,
+    fix_text,
+    fix_texts,
+    overlaps,
+)
+from gradguard.fixes.edits import fix_of
+
+__all__ = ["FixRefused", "FixResult", "apply_checked", "apply_edits", "apply_fix",
+           "changes_only_edited_lines", "combine", "fix_cells", "fix_files", "fix_of",
+           "fix_text", "fix_texts", "overlaps"]

@@ -21,7 +21,7 @@ from gradguard.analysis.blocks import split_blocks
 from gradguard.analysis.hazard import Fix, Span, TextEdit
 from gradguard.analysis.suppression import suppression_comment
 from gradguard.analysis.syntax import SourceError
-from gradguard.fixes.apply import apply_fix, fix_cells, fix_files, fix_text
+from gradguard.fixes import apply_fix, fix_cells, fix_files, fix_text
 from gradguard.rules import RULES
 from gradguard.server.diagnostics import SOURCE
 from gradguard.server.documents import Outcome, TextUnit, Unit

@@ -21,7 +21,7 @@ from lsprotocol import types
 from gradguard.analysis.hazard import Hazard
 from gradguard.analysis.incremental import IncrementalDocument
 from gradguard.analysis.project import Project
-from gradguard.fixes.edits import fix_of
+from gradguard.fixes import fix_of
 from gradguard.server.positions import EditableLines, Encoding, LineIndex
 from gradguard.server.probe_marks import ProbeMark
 from gradguard.server.settings import Settings
