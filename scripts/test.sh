@@ -25,8 +25,10 @@ fi
 .venv/bin/mypy
 # The fast tier first, so that its time is in the log (DEVELOPING.md), then the rest;
 # exit status 5 is pytest's "no tests selected" (arguments that pick only one tier).
-.venv/bin/python -m pytest -m "not slow" "$@" || [ $? -eq 5 ]
-.venv/bin/python -m pytest -m slow "$@" || [ $? -eq 5 ]
+# Each on every core, a test module's tests in one worker (their module fixtures, the
+# probe's zoo or the corpus's labels under torch, are made once).
+.venv/bin/python -m pytest -m "not slow" -n auto --dist loadfile "$@" || [ $? -eq 5 ]
+.venv/bin/python -m pytest -m slow -n auto --dist loadfile "$@" || [ $? -eq 5 ]
 if command -v npm >/dev/null; then
     npm ci --no-audit --no-fund --loglevel=error
     npm run package     # type check, lint, build, a .vsix per VS Code target and a universal one
