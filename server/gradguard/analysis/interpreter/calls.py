@@ -344,12 +344,13 @@ class Calls:
         if any(n in GRAD_OFF or n.split(".")[-1] in ("no_grad", "inference_mode")
                for n in names):
             grad = False
-        receiver = inputs[0]
-        if state.inline_methods and receiver is not None and receiver.kind == "module":
-            # A module's method is given the whole module (its layers, their parameters,
-            # what they hold): a context that large costs more to key, copy and replay
-            # than running the body again, and is seldom met twice (post_init walks a
-            # different model in each file).
+        if state.inline_methods and any(value is not None and value.kind == "module"
+                                        for value in inputs):
+            # A function given a module (its method, or a helper such as
+            # ``get_module_from_name(model, name)``) is given the whole module (its layers,
+            # their parameters, what they hold): a context that large costs more to key,
+            # copy and replay than running the body again, and is seldom met twice
+            # (post_init walks a different model in each file).
             return self._inline(function, inputs, fills, grad, site)
         context = context_of(inputs)
         allowed = run.autograd.mutation_allowed
