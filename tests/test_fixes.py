@@ -439,7 +439,7 @@ def test_a_view_whose_write_was_meant_for_the_tensor_behind_it_is_not_rebound(
         example: Case) -> None:
     # Rebound out of place, the name would stop changing the tensor behind the view
     # (read later by the code, or the caller's): only the author knows which is meant.
-    [hazard] = analyze_source(example.source)
+    [hazard] = analyze_source(example.source, fix_of=fix_of)
     assert hazard.code == "GG003"
     assert hazard.fix is None
 
