@@ -213,6 +213,25 @@ INVALID: list[Case] = [
 
         Head()(torch.randn(4, requires_grad=True), squash=True).sum().backward()
     """),
+    case("GG001: isinstance over an unpacked list picks the in-place layers", """
+        import torch
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential(nn.Linear(4, 4), nn.ReLU(),
+                                          nn.Dropout(0.1),  # expect: GG001
+                                          nn.Linear(4, 1))
+                for m in self.modules():
+                    if isinstance(*[m, (nn.ReLU, nn.Dropout)]):
+                        m.inplace = True
+
+            def forward(self, x):
+                return self.body(x)
+
+        Head()(torch.randn(2, 4)).sum().backward()
+    """),
 ]
 
 VALID: list[Case] = [
@@ -395,5 +414,24 @@ VALID: list[Case] = [
         policy_loss.backward()
         optimizer.step()
         critic_loss.backward()
+    """),
+    case("GG001: isinstance over an unpacked list leaves the dropout out", """
+        import torch
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential(nn.Linear(4, 4), nn.ReLU(),
+                                          nn.Dropout(0.1),
+                                          nn.Linear(4, 1))
+                for m in self.modules():
+                    if isinstance(*[m, nn.ReLU]):
+                        m.inplace = True
+
+            def forward(self, x):
+                return self.body(x)
+
+        Head()(torch.randn(2, 4)).sum().backward()
     """),
 ]

@@ -760,8 +760,9 @@ class Calls:
                 return Value("list", name=MAPPING, element=pair)
         if name in ("setattr", "getattr") and len(args) >= 2:
             return self.dynamic_attribute(name, args, frame)
-        if name == "isinstance" and len(call.args) == 2 and args:
-            decided = self.instance_of(args[0], call.args[1], frame)
+        written = spread(call.args)
+        if name == "isinstance" and len(written) == 2 and args:
+            decided = self.instance_of(args[0], written[1], frame)
             return constant(UNKNOWN_INT if decided is None else decided)
         if name in ("isinstance", "hasattr", "callable"):
             return constant(UNKNOWN_INT)
@@ -1162,3 +1163,16 @@ def submodules(module: Value, depth: int = 0) -> list[Value]:
     for child in children:
         found.extend(submodules(child, depth + 1))
     return list({id(m): m for m in found}.values())
+
+
+def spread(arguments: list[ast.expr]) -> list[ast.expr]:
+    """A call's arguments as written, a list or tuple unpacked in place
+    (``isinstance(*[m, nn.ReLU])`` names its class as ``isinstance(m, nn.ReLU)`` does)."""
+    found: list[ast.expr] = []
+    for argument in arguments:
+        if isinstance(argument, ast.Starred) and isinstance(argument.value,
+                                                            (ast.List, ast.Tuple)):
+            found += spread(argument.value.elts)
+        else:
+            found.append(argument)
+    return found
