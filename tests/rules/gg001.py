@@ -1244,3 +1244,26 @@ INVALID += [
         y.sum().backward()
     """),
 ]
+
+# A backward that keeps its graph (``retain_graph=True``) keeps its saved tensors for the
+# next one: a write between them breaks that one, and nothing if none comes.
+INVALID += [
+    case("write between a backward that kept its graph and the next backward", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        y.sum().backward(retain_graph=True)
+        y.relu_()  # expect: GG001
+        y.sum().backward()
+    """),
+]
+
+VALID += [
+    case("write after a backward that kept its graph, with no backward after it", """
+        import torch
+        x = torch.randn(4, requires_grad=True)
+        y = torch.sigmoid(x)
+        y.sum().backward(retain_graph=True)
+        y.relu_()
+    """),
+]

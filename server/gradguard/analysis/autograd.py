@@ -43,6 +43,7 @@ from gradguard.analysis.fix_plans import (
 from gradguard.analysis.hazard import Confidence
 from gradguard.analysis.syntax import Piece
 from gradguard.analysis.values import (
+    DeferredOverwrite,
     Lineage,
     NnModule,
     PendingWrite,
@@ -359,12 +360,24 @@ class Autograd:
             storage.pending.append(PendingWrite(piece, node, op, live,
                                                 _lower(confidence, surest), place))
         else:
+            retained = [save for save in live if save.retained]
+            if retained:
+                # Its backward ran and kept the graph: only another backward through it
+                # would find the tensor changed.
+                storage.pending.append(PendingWrite(
+                    piece, node, op, retained, confidence, place,
+                    DeferredOverwrite(layer, self.plan, self.via)))
             for save in live:
-                level = _lower(confidence, save.confidence)
-                if self.wants(finding_key(SAVED_TENSOR_OVERWRITTEN, node, (save,)), level,
-                              len(self.via)):
-                    self.report(SavedTensorOverwritten(piece, node, op, level, (save,),
-                                                       self.via, layer, self.plan))
+                if not save.retained:
+                    self.overwritten(piece, node, op, _lower(confidence, save.confidence),
+                                     save, self.via, layer, self.plan)
+
+    def overwritten(self, piece: Piece, node: ast.AST, op: str, level: Confidence,
+                    save: Save, via: tuple[Site, ...], layer: NnModule | None,
+                    plan: Plan | None) -> None:
+        if self.wants(finding_key(SAVED_TENSOR_OVERWRITTEN, node, (save,)), level, len(via)):
+            self.report(SavedTensorOverwritten(piece, node, op, level, (save,), via, layer,
+                                               plan))
 
     def _check_leaf_and_views(self, target: Value, piece: Piece, node: ast.AST, op: str,
                               layer: NnModule | None, confidence: Confidence) -> bool:
@@ -431,20 +444,30 @@ class Autograd:
                                        lineage_key(save.source) in reached)
 
         # One finding a write: optimizer.step() updates many parameters at once.
-        by_write: dict[int, list[PendingWrite]] = {}
+        by_write: dict[tuple[int, bool], list[PendingWrite]] = {}
         for storage in self.storages:
             if not storage.pending:
                 continue
             kept = []
             for pending in storage.pending:
                 if any(in_graph(save) for save in pending.saves):
-                    by_write.setdefault(id(pending.node), []).append(pending)
+                    by_write.setdefault((id(pending.node), pending.overwrite is None),
+                                        []).append(pending)
                 else:
                     kept.append(pending)
             storage.pending[:] = kept
         for writes in by_write.values():
             writes.sort(key=lambda pending: pending.confidence != "high")
             first = writes[0]
+            later = first.overwrite
+            if later is not None:
+                for pending in writes:
+                    for save in pending.saves:
+                        if in_graph(save):
+                            self.overwritten(pending.piece, pending.node, pending.op,
+                                             _lower(pending.confidence, save.confidence),
+                                             save, later.via, later.layer, later.plan)
+                continue
             saves = tuple(save for pending in writes for save in pending.saves
                           if in_graph(save))
             saves = tuple(sorted(saves, key=lambda save: save.confidence != "high"))
@@ -458,7 +481,12 @@ class Autograd:
             self.report(ParametersUpdatedBeforeBackward(
                 first.piece, first.node, first.op, first.confidence, saves, self.via,
                 plan=plan, backward=(piece, node), runs_again=again))
-        if not retain:
-            for storage in self.storages:
-                if storage.saves:
-                    storage.saves[:] = [save for save in storage.saves if not in_graph(save)]
+        for storage in self.storages:
+            if not storage.saves:
+                continue
+            if retain:
+                for save in storage.saves:
+                    if in_graph(save):
+                        save.retained = True
+            else:
+                storage.saves[:] = [save for save in storage.saves if not in_graph(save)]

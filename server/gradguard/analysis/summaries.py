@@ -520,7 +520,7 @@ class _Replay:
             source = save.source
             found = Save(save.piece, save.node, save.op, save.role, save.confidence,
                          None if source is None else self.lineage(source),
-                         self.via + save.via)
+                         self.via + save.via, save.retained)
             self.saves[id(save)] = found
         return found
 

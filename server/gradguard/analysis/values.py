@@ -16,7 +16,7 @@ from gradguard.analysis.syntax import Piece
 from gradguard.facts.table import ModuleFacts
 
 if TYPE_CHECKING:
-    from gradguard.analysis.fix_plans import Place, SelectRows
+    from gradguard.analysis.fix_plans import Place, Plan, SelectRows
 
 Kind = Literal["tensor", "unknown", "module", "optimizer", "list", "const", "function"]
 # "data": ``x.data``, the same storage under a version counter of its own, so that a
@@ -39,11 +39,15 @@ class Save:
     # (as ``Finding.via`` for a write): where the saved tensor came back out of calls,
     # for explaining a finding. Kept for that alone; no check reads it.
     via: tuple[tuple[Piece, ast.AST], ...] = ()
+    # Its graph has run backward with ``retain_graph=True``: kept for another backward,
+    # which a write from now on breaks only if one comes.
+    retained: bool = False
 
 
 @dataclass(eq=False, slots=True)
 class PendingWrite:
-    """A write to saved parameters, reported only if a later backward needs them."""
+    """A write to saved parameters, or to tensors a retained graph keeps, reported only
+    if a later backward needs them."""
 
     piece: Piece
     node: ast.AST
@@ -51,6 +55,16 @@ class PendingWrite:
     saves: list[Save]
     confidence: Confidence
     place: Place | None = None
+    # Not a parameter's update: what to report if a backward comes (the write's layer,
+    # fix plan and call sites, as it would have been reported at once).
+    overwrite: DeferredOverwrite | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeferredOverwrite:
+    layer: NnModule | None
+    plan: Plan | None
+    via: tuple[tuple[Piece, ast.AST], ...]
 
 
 @dataclass(eq=False, slots=True)
