@@ -232,6 +232,23 @@ INVALID: list[Case] = [
 
         Head()(torch.randn(2, 4)).sum().backward()
     """),
+    case("GG004: a helper taking *args freezes nothing, then a step between backwards", """
+        import torch
+        import torch.nn as nn
+
+        def set_grad(*args):
+            tensor, *rest = args
+            return tensor.requires_grad_(*rest)
+
+        backbone = nn.Linear(4, 2)
+        set_grad(backbone.weight, True)
+        set_grad(backbone.bias, True)
+        opt = torch.optim.SGD(backbone.parameters(), lr=0.1)
+        out = backbone(torch.randn(3, 4, requires_grad=True))
+        out.pow(2).sum().backward(retain_graph=True)
+        opt.step()  # expect: GG004
+        out.sum().backward()
+    """),
 ]
 
 VALID: list[Case] = [
@@ -433,5 +450,22 @@ VALID: list[Case] = [
                 return self.body(x)
 
         Head()(torch.randn(2, 4)).sum().backward()
+    """),
+    case("GG004: a helper taking *args freezes the parameters a step between backwards skips", """
+        import torch
+        import torch.nn as nn
+
+        def set_grad(*args):
+            tensor, *rest = args
+            return tensor.requires_grad_(*rest)
+
+        backbone = nn.Linear(4, 2)
+        set_grad(backbone.weight, False)
+        set_grad(backbone.bias, False)
+        opt = torch.optim.SGD(backbone.parameters(), lr=0.1)
+        out = backbone(torch.randn(3, 4, requires_grad=True))
+        out.pow(2).sum().backward(retain_graph=True)
+        opt.step()
+        out.sum().backward()
     """),
 ]

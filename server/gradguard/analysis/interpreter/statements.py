@@ -375,10 +375,21 @@ class Statements:
         elif isinstance(target, ast.Subscript):
             self.write_subscript(target, value, frame)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            parts = self.unpack(value, len(target.elts))
+            starred = [i for i, element in enumerate(target.elts)
+                       if isinstance(element, ast.Starred)]
+            rest = Value("list")  # what a starred name holds: its items unknown
+            if len(starred) == 1 and value.kind == "list" and value.items is not None and \
+                    len(value.items) >= len(target.elts) - 1:
+                # ``tensor, *rest = args`` over known items: ``rest`` holds the others.
+                first = starred[0]
+                last = len(value.items) - (len(target.elts) - first - 1)
+                rest = Value("list", items=list(value.items[first:last]))
+                parts = [*value.items[:first], rest, *value.items[last:]]
+            else:
+                parts = self.unpack(value, len(target.elts))
             for element, part in zip(target.elts, parts, strict=False):
                 if isinstance(element, ast.Starred):
-                    self.bind(element.value, Value("list"), frame)
+                    self.bind(element.value, rest, frame)
                 else:
                     self.bind(element, part, frame)
         elif isinstance(target, ast.Starred):
