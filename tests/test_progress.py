@@ -117,8 +117,9 @@ def test_check_on_a_terminal_shows_progress_on_stderr_and_the_same_json(
     args = ["check", ".", "--format", "json", "--no-cache", "--jobs", jobs]
     status, stdout, stderr = run(args, folder, terminal=True)
     shown = stderr.decode("utf-8", "replace")
+    # (Whether big.py runs past NAME_AFTER here depends on the machine: naming the file
+    # that takes long is the first test's, on a clock of its own.)
     assert "13/13" in shown and "files" in shown
-    assert "big.py (" in shown  # the file that takes long is named while it runs
     quiet_status, quiet_stdout, quiet_stderr = run(args, folder, terminal=False)
     assert quiet_stderr == b""
     assert (status, json.loads(stdout)) == (quiet_status, json.loads(quiet_stdout))

@@ -68,7 +68,5 @@ def test_false_positives_on_transformed_clean_files_do_not_grow(
                                          for fp in outcome.scores["false_positives"]])
 
 
-@pytest.mark.xfail(strict=True, reason="the analysis flags some transformed negatives and "
-                   "fixed files (bench/accuracy.py --metamorphic lists them): issue 28")
 def test_no_false_positive_on_transformed_clean_files(outcome: Outcome) -> None:
     assert outcome.scores["totals"]["false_positives"] == 0, outcome.scores["false_positives"]
