@@ -337,8 +337,12 @@ class Expressions:
         result = self.state.run.autograd.apply(effect, frame.piece, expr,
                                                text_of(frame.piece, expr), [owner])
         if owner.kind == "unknown":
-            # Not known to be a tensor: perhaps a list, whose items differ per iteration.
-            return self.distinct(result)
+            # Not known to be a tensor: perhaps a list, whose items differ per iteration,
+            # or a tuple of outputs, whose item may be a list itself (``encodings[1]``).
+            item = self.distinct(result)
+            if item.kind == "tensor" and is_item_index(expr):
+                item.maybe_list = True
+            return item
         return result
 
     def single_index(self, expr: ast.Subscript, frame: Frame) -> object:
@@ -592,6 +596,20 @@ _EVALUATE: dict[type[ast.AST], Callable[[Expressions, Any, Frame], Value]] = {
     ast.GeneratorExp: Expressions.eval_comprehension,
     Skipped: Expressions.eval_skipped,
 }
+
+
+def is_item_index(target: ast.Subscript) -> bool:
+    """``x[i]`` or ``x[0]``: how lists are indexed (slices and ``...`` are tensors')."""
+    return _item_number(target.slice)
+
+
+def _item_number(index: ast.expr) -> bool:
+    if isinstance(index, ast.Constant):
+        return index.value is None or isinstance(index.value, int)
+    if isinstance(index, ast.BinOp) and isinstance(index.op, (ast.Add, ast.Sub)):
+        # ``features[i + 1]``: a position counted from names, as a list's item is.
+        return _item_number(index.left) and _item_number(index.right)
+    return isinstance(index, (ast.Name, ast.Attribute))
 
 
 def index_parts(subscript: ast.Subscript) -> list[ast.expr]:

@@ -16,7 +16,7 @@ from gradguard.analysis.fix_plans import (
     SelectRows,
     is_dotted,
 )
-from gradguard.analysis.interpreter.expressions import Expressions, index_parts
+from gradguard.analysis.interpreter.expressions import Expressions, index_parts, is_item_index
 from gradguard.analysis.interpreter.fix_planning import FixPlanning
 from gradguard.analysis.interpreter.state import (
     GRAD_OFF,
@@ -458,14 +458,6 @@ class Statements:
             owner.attrs[key.const] = value
         else:
             owner.attrs = None
-
-
-def is_item_index(target: ast.Subscript) -> bool:
-    """``x[i]`` or ``x[0]``: how lists are indexed (slices and ``...`` are tensors')."""
-    index = target.slice
-    if isinstance(index, ast.Constant):
-        return index.value is None or isinstance(index.value, int)
-    return isinstance(index, (ast.Name, ast.Attribute))
 
 
 def other_arm_saves(first: Value, second: Value, first_saves: list[tuple[Storage, Save]],
