@@ -116,8 +116,10 @@ def _rss_mb() -> float:
 
 
 def in_one_process(name: str, tree: Path) -> None:
-    proc = subprocess.run([sys.executable, __file__, "--one-process", str(tree)],
-                          capture_output=True, text=True, cwd=tree)
+    # As a module from the repository root, as every bench runs (it imports bench.*).
+    proc = subprocess.run([sys.executable, "-m", "bench.engine_scale", "--one-process",
+                           str(tree)], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent.parent)
     if proc.returncode:
         raise SystemExit(f"one-process run on {name} failed:\n{proc.stderr[-3000:]}")
     data = json.loads(proc.stdout.strip().splitlines()[-1])
