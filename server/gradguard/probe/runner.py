@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradguard.probe import reaper
+from gradguard.probe import holes, reaper
 from gradguard.probe.config import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from gradguard.probe.events import Event, EventReader
 from gradguard.probe.target import ProbeTarget, TargetError, parse_target
@@ -172,8 +172,10 @@ class _Running:
     ended: set[int] = field(default_factory=set)
     fatal: str | None = None
     exited: int | None = None  # the target that ended the child with os._exit
-    # Output cut while the child ran: per (target, "stdout"/"stderr"), the bytes cut
-    # and the tail kept from before the cut.
+    # Output cut while the child ran: per (target, "stdout"/"stderr"), the offset its
+    # file is read from (the head before it freed), or where the file system cannot
+    # free a head, the bytes cut and the tail kept from before the cut.
+    start: dict[tuple[int, str], int] = field(default_factory=dict)
     cut: dict[tuple[int, str], int] = field(default_factory=dict)
     kept: dict[tuple[int, str], bytes] = field(default_factory=dict)
     # Per target, findings by id (events attach to and retract them by id).
@@ -436,9 +438,9 @@ def _collect_output(workdir: str, first: int, last: int, results: list[ProbeResu
             continue
         for stream in ("stdout", "stderr"):
             path = os.path.join(workdir, f"{index}.{stream}")
-            cut = running.cut.get((index, stream), 0)
-            kept = running.kept.get((index, stream), b"")
-            text = _read(path, kept, cut)
+            key = (index, stream)
+            text = _read(path, running.kept.get(key, b""), running.cut.get(key, 0),
+                         running.start.get(key, 0))
             setattr(results[index], stream, text)
 
 
@@ -450,27 +452,36 @@ def _trim_outputs(workdir: str, running: _Running) -> None:
         return
     for stream in ("stdout", "stderr"):
         path = os.path.join(workdir, f"{index}.{stream}")
+        key = (index, stream)
         try:
-            if os.path.getsize(path) <= TRIM_BYTES:
+            size = os.path.getsize(path)
+            if size - running.start.get(key, 0) <= TRIM_BYTES:
                 continue
             with open(path, "r+b") as file:
+                if holes.free_head(file.fileno(), size - OUTPUT_LIMIT):
+                    running.start[key] = size - OUTPUT_LIMIT
+                    continue
+                # Racy (what is written between the read and the truncate is lost),
+                # but the disk must not fill.
                 file.seek(-OUTPUT_LIMIT, os.SEEK_END)
                 tail = file.read()
                 size = file.tell()
                 file.truncate(0)
         except OSError:
             continue
-        key = (index, stream)
         running.cut[key] = running.cut.get(key, 0) + size - len(tail) + len(
             running.kept.get(key, b""))
         running.kept[key] = tail
 
 
-def _read(path: str, kept: bytes = b"", cut: int = 0) -> str:
-    """A file's text, after ``kept`` (a tail saved by ``_trim_outputs``, which cut
-    ``cut`` bytes before it), keeping at most OUTPUT_LIMIT characters with a note."""
+def _read(path: str, kept: bytes = b"", cut: int = 0, start: int = 0) -> str:
+    """A file's text from ``start`` (the head before it freed by ``_trim_outputs``),
+    after ``kept`` (a tail it saved, having cut ``cut`` bytes before it), keeping at
+    most OUTPUT_LIMIT characters with a note."""
+    cut += start
     try:
         with open(path, "rb") as file:
+            file.seek(start)
             data = kept + file.read()
     except OSError:
         data = kept
