@@ -67,10 +67,16 @@ def _confidence(*levels: bool | None) -> Confidence | None:
     return "high" if all(level is True for level in levels) else "medium"
 
 
+def _shares_storage(a: Value, b: Value) -> bool:
+    return any(x is y for x in a.storages for y in b.storages)
+
+
 def _backward_name(effect: Effect, op: str) -> str:
     """Whose backward needs a save: the aten op when the call is one, else the call."""
-    if len(effect.aten) == 1:
-        return effect.aten[0].removeprefix("aten::").split(".")[0]
+    # An in-place operator copies its old input first (``aten::clone``): the op is the other.
+    atens = [name for name in effect.aten if name != "aten::clone"]
+    if len(atens) == 1:
+        return atens[0].removeprefix("aten::").split(".")[0]
     name, _, note = op.partition(" (")
     if note:
         return note.split(",")[0].rstrip(")")
@@ -224,6 +230,17 @@ class Autograd:
         first = inputs[0] if inputs else None
         other = inputs[1] if len(inputs) > 1 else None
         graph = any_grad(inputs) if self.grad_enabled else False
+        save_piece, save_node = output_save or (piece, node)
+        aten = _backward_name(effect, op)
+        # An in-place op keeps its operand before it writes (``x[..., 5:] *= x[..., 4:5]``
+        # saves a view of the x it then bumps): that save is recorded first, so the op's own
+        # write is checked against it.
+        early = graph is not False and effect.writes and effect.returns == "input" and \
+            "other" in effect.saves and first is not None and other is not None and \
+            other.kind == "tensor" and _shares_storage(first, other)
+        if early and first is not None and other is not None:
+            self._save_role(effect.saves["other"], other, first, other, graph,
+                            save_piece, save_node, f"{op}|{aten}", "other", first)
         if effect.writes and first is not None:
             # Under no_grad a write is an update of state (a weight copied in): where it
             # sits is what a GG004 fix moves.
@@ -237,22 +254,27 @@ class Autograd:
         elif effect.differentiable:
             output.history = tuple(inputs)  # detach() and argmax() start a new lineage
         if graph is not False:
-            save_piece, save_node = output_save or (piece, node)
-            aten = _backward_name(effect, op)
             for role, condition in effect.saves.items():
                 target = {"input": first, "other": other, "output": output}.get(role)
-                # Saves are charged only to values known to be tensors: an unknown value
-                # may be a Python number or a list, which nothing can overwrite.
-                if target is None or target.kind != "tensor":
+                if early and role == "other":
                     continue
-                level = self._condition(condition, first, other)
-                confidence = _confidence(graph, level)
-                if confidence is None:
-                    continue
-                for storage in target.storages:
-                    self.add_save(storage, Save(save_piece, save_node, f"{op}|{aten}", role,
-                                                confidence, output, self.via))
+                self._save_role(condition, target, first, other, graph, save_piece,
+                                save_node, f"{op}|{aten}", role, output)
         return result
+
+    def _save_role(self, condition: str, target: Value | None, first: Value | None,
+                   other: Value | None, graph: bool | None, save_piece: Piece,
+                   save_node: ast.AST, op: str, role: str, output: Value) -> None:
+        # Saves are charged only to values known to be tensors: an unknown value may be a
+        # Python number or a list, which nothing can overwrite.
+        if target is None or target.kind != "tensor":
+            return
+        confidence = _confidence(graph, self._condition(condition, first, other))
+        if confidence is None:
+            return
+        for storage in target.storages:
+            self.add_save(storage, Save(save_piece, save_node, op, role, confidence, output,
+                                        self.via))
 
     @staticmethod
     def _condition(condition: str, first: Value | None, other: Value | None) -> bool | None:
