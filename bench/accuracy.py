@@ -10,10 +10,10 @@ Usage::
     python -m bench.accuracy --labels-only --only masked
     python -m bench.accuracy --only family=6        # one family of issue 16
     # issue 28: recall by transformation (tests/metamorphic needs tests/ on the path)
-    PYTHONPATH=tests python -m bench.accuracy --metamorphic
-    PYTHONPATH=tests python -m bench.accuracy --metamorphic --no-labels \
+    python -m bench.accuracy --metamorphic
+    python -m bench.accuracy --metamorphic --no-labels \
         --write-scores tests/metamorphic/scores.json
-    PYTHONPATH=tests python -m bench.accuracy --metamorphic \
+    python -m bench.accuracy --metamorphic \
         --transformation lambda_call --only corpus/
 
 ``--metamorphic`` applies every transformation of tests/metamorphic to every corpus case,
@@ -167,13 +167,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def metamorphic(args: argparse.Namespace) -> int:
     """Issue 28's table: transformation x (applied, judged under torch, found, false
     positives), and recall on the transformed positives against the originals'."""
-    try:  # tests/metamorphic and the rule cases it reads import tests' helpers by name
-        from metamorphic.report import print_details
-        from metamorphic.run import metamorphic_run, scores_of
-        from metamorphic.scores import RECORDED, print_scores
-    except ModuleNotFoundError as error:
-        raise SystemExit(f"{error}: run as `PYTHONPATH=tests python -m bench.accuracy "
-                         "--metamorphic` from the repository root") from None
+    from tests.metamorphic.report import print_details
+    from tests.metamorphic.run import metamorphic_run, scores_of
+    from tests.metamorphic.scores import RECORDED, print_scores
 
     jobs = args.jobs or min(2, os.cpu_count() or 1)
     outcome = metamorphic_run(names=args.transformation, judge=not args.no_labels, jobs=jobs,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from test_cli import HAZARD, check
+from tests.test_cli import HAZARD, check
 
 
 def reported(done: subprocess.CompletedProcess[str]) -> list[str]:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from test_cli import HAZARD, check
+
+from tests.test_cli import HAZARD, check
 
 # The OASIS schema, vendored from a PyPI package (see tests/data/README.md): no network.
 SARIF_SCHEMA = json.loads(

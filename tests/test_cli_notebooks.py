@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli import check
+
+from tests.test_cli import check
 
 MODEL_CELL = ["%matplotlib inline\n", "import torch\n",
               "a = torch.randn(3, requires_grad=True)\n", "b = a.exp()"]

@@ -7,10 +7,9 @@ analysis of the same texts.
 
 from __future__ import annotations
 
-from reruns import fresh, reruns
-
 from gradguard.analysis.analyze import project_for
 from gradguard.analysis.incremental import IncrementalDocument
+from tests.reruns import fresh, reruns
 
 SOURCE = '''import torch
 import torch.nn as nn

@@ -18,11 +18,10 @@ import subprocess
 import sys
 
 import pytest
-from families import FAMILY_FILES, INVALID, VALID
 
 from gradguard.analysis.analyze import analyze_source
-
-from rulecases import Case
+from tests.families import FAMILY_FILES, INVALID, VALID
+from tests.rulecases import Case
 
 SAVED_MODIFIED = "modified by an inplace operation"
 INPLACE_ERRORS = (

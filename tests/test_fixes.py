@@ -11,14 +11,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from rules import INVALID as RULE_INVALID
-from rules import VALID as RULE_VALID
 
 from gradguard.analysis.analyze import analyze_source
 from gradguard.fixes import apply_edits, combine, fix_of, fix_text
-
-from rulecases import Case, case
-from torchrun import Outcome, run_scripts
+from tests.rulecases import Case, case
+from tests.rules import INVALID as RULE_INVALID
+from tests.rules import VALID as RULE_VALID
+from tests.torchrun import Outcome, run_scripts
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SEEDS = [Case(p.name, p.read_text()) for p in sorted(EXAMPLES.glob("*_seed.py"))]

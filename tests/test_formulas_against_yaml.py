@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from gradguard.facts import load
 from gradguard.facts.formulas import load_formulas
-
-from derivatives_yaml import backward_lines, entries
+from tests.derivatives_yaml import backward_lines, entries
 
 FORMULAS = load_formulas()
 

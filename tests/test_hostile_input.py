@@ -9,11 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from rules import STATUS_FILES
 
 from gradguard.cli.check import EXIT_CLEAN, EXIT_FOUND, EXIT_NOT_ANALYSED, EXIT_USAGE
-
-from rulecases import Case
+from tests.rulecases import Case
+from tests.rules import STATUS_FILES
 
 HERE = Path(__file__).resolve().parent
 HAZARD = """import torch

@@ -7,9 +7,8 @@ is re-run or kept, the hazards equal those of a fresh analysis of the same text.
 
 from __future__ import annotations
 
-from reruns import fresh, reruns
-
 from gradguard.analysis.incremental import IncrementalDocument
+from tests.reruns import fresh, reruns
 
 SOURCE = '''import torch
 import torch.nn as nn

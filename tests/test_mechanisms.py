@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gradguard.analysis.analyze import analyze_source
-
-from mechanisms import backward_hooks, call_shapes, custom_functions
-from rulecases import Case
+from tests.mechanisms import backward_hooks, call_shapes, custom_functions
+from tests.rulecases import Case
 
 MODULES = (call_shapes, backward_hooks, custom_functions)
 INVALID = [(module.__name__.rpartition(".")[2], case) for module in MODULES

@@ -1,12 +1,16 @@
 """Tests, tools, benches and the harness import each other without editing ``sys.path``:
-pytest puts the repository root and tests/ on it (``pythonpath`` in pyproject.toml), and
-the benches run as ``python -m bench.name`` from the root. The only edits left run some
-other program the way ``python script.py`` would, or reach a folder of installed packages.
+tests/ is a package, pytest puts the repository root on the path (``pythonpath`` in
+pyproject.toml), and the benches run as ``python -m bench.name`` from the root. The only
+edits left run some other program the way ``python script.py`` would, or reach a folder
+of installed packages.
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,3 +69,15 @@ def test_no_test_tool_or_bench_edits_sys_path_to_import_another() -> None:
 def test_each_allowed_edit_is_still_there() -> None:
     for name in RUNS_ANOTHER_PROGRAM:
         assert sys_path_edits((ROOT / name).read_text("utf-8")), name
+
+
+def test_a_bench_imports_the_tests_it_runs_from_the_root_as_is() -> None:
+    # bench.accuracy --metamorphic runs tests.metamorphic, which reads the rule and
+    # family cases: all of it must import with nothing added to the path.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(ROOT / "server")  # GradGuard itself, as installed
+    done = subprocess.run(
+        [sys.executable, "-c", "import bench.accuracy, tests.metamorphic.run, "
+         "tests.probe.probekit, tests.wild.checking"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

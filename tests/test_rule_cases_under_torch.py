@@ -15,9 +15,10 @@ import subprocess
 import sys
 
 import pytest
-from rules import INVALID as RULE_INVALID
-from rules import QUIET as RULE_QUIET
-from rules import VALID as RULE_VALID
+
+from tests.rules import INVALID as RULE_INVALID
+from tests.rules import QUIET as RULE_QUIET
+from tests.rules import VALID as RULE_VALID
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 

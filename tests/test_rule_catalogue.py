@@ -8,12 +8,12 @@ import string
 from pathlib import Path
 
 import pytest
-from rules import CASE_FILES
 
 from gradguard.analysis import findings
 from gradguard.analysis.hazard import Hazard, Span
 from gradguard.cli.formats import Finding, as_sarif
 from gradguard.rules import RULES, SEVERITIES, Rule
+from tests.rules import CASE_FILES
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs" / "rules"

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from rules import INVALID as RULE_INVALID
-from rules import QUIET as RULE_QUIET
-from rules import VALID as RULE_VALID
-from rules import gg001, gg004
 
 from gradguard.analysis.analyze import analyze_source
 from gradguard.config import Selection
 from gradguard.rules import UNREACHED_SUFFIX
-
-from rulecases import Case
+from tests.rulecases import Case
+from tests.rules import INVALID as RULE_INVALID
+from tests.rules import QUIET as RULE_QUIET
+from tests.rules import VALID as RULE_VALID
+from tests.rules import gg001, gg004
 
 INVALID = RULE_INVALID
 VALID = RULE_VALID

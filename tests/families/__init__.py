@@ -6,7 +6,7 @@ right yet is ``missed``: tests/test_families.py holds it as a strict xfail, so t
 fails loudly once it is found.
 """
 
-from families import (
+from tests.families import (
     f1_multi_output_views,
     f2_leaves_requiring_grad,
     f3_training_loop_order,
@@ -17,8 +17,7 @@ from families import (
     f8_contexts,
     f9_data_writes,
 )
-
-from rulecases import Case
+from tests.rulecases import Case
 
 FAMILY_FILES = (f1_multi_output_views, f2_leaves_requiring_grad, f3_training_loop_order,
                 f4_savers_not_yet_known, f5_aliases, f6_flag_dependent_paths,

@@ -7,7 +7,7 @@ closest code that must not (VALID); tests/test_families.py runs each statically 
 torch. Cases GradGuard does not get right yet are ``missed`` (a strict xfail).
 """
 
-from rulecases import case
+from tests.rulecases import case
 
 FAMILY = "2"
 

@@ -10,7 +10,7 @@ runs each statically and under torch. Cases GradGuard does not get right yet are
 ``missed`` (a strict xfail).
 """
 
-from rulecases import case
+from tests.rulecases import case
 
 FAMILY = "3"
 

@@ -8,7 +8,7 @@ tests/test_families.py runs each statically and under torch. Cases GradGuard doe
 right yet are ``missed`` (a strict xfail).
 """
 
-from rulecases import case
+from tests.rulecases import case
 
 FAMILY = "4"
 

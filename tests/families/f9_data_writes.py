@@ -9,7 +9,7 @@ the version counter): the marked write must then raise autograd's in-place error
 valid case must still run. Cases GradGuard does not get right yet are ``missed``.
 """
 
-from rulecases import case
+from tests.rulecases import case
 
 FAMILY = "9"
 

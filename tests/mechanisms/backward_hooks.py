@@ -11,7 +11,7 @@ Specifications of the analysis only: the probe and the fixes are not yet held to
 
 from __future__ import annotations
 
-from rulecases import Case, case
+from tests.rulecases import Case, case
 
 INVALID: list[Case] = [
     case("GG003: an in-place layer after a layer with a full backward hook", """

@@ -16,7 +16,7 @@ class whose ``__init__`` needs arguments (noted for issue 28).
 
 from __future__ import annotations
 
-from rulecases import Case, case
+from tests.rulecases import Case, case
 
 INVALID: list[Case] = [
     case("GG001: a lambda reads the layer it closes over", """

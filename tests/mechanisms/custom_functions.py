@@ -10,7 +10,7 @@ followed (issue 28).
 
 from __future__ import annotations
 
-from rulecases import Case, case
+from tests.rulecases import Case, case
 
 INVALID: list[Case] = [
     case("GG001: the caller writes an output forward saved for backward", """

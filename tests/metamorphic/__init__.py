@@ -5,11 +5,11 @@ the shape the code happens to be written in.
 Each transformation is a libcst rewrite in one of the modules below, its docstring says
 what it rewrites; ``TRANSFORMATIONS`` lists them all. ``variants.py`` applies them,
 ``static.py`` scores ``gradguard check`` on the results, ``judge.py`` runs them under
-torch (``PYTHONPATH=tests python -m bench.accuracy --metamorphic``).
+torch (``python -m bench.accuracy --metamorphic``).
 """
 
-from metamorphic import layer_choice, ops_moved, split_files, training, values, wrapping
-from metamorphic.base import Transformation
+from tests.metamorphic import layer_choice, ops_moved, split_files, training, values, wrapping
+from tests.metamorphic.base import Transformation
 
 TRANSFORMATIONS: list[Transformation] = [
     *ops_moved.TRANSFORMATIONS,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from metamorphic.programs import Program
+from tests.metamorphic.programs import Program
 
 # Names the transformations introduce start with this: no corpus or case file uses it.
 PREFIX = "_mm_"

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from metamorphic.programs import POSITIVE, Subject, write
-from metamorphic.variants import Variant
+from tests.metamorphic.programs import POSITIVE, Subject, write
+from tests.metamorphic.variants import Variant
 from tools.corpus import ERROR_TEXTS
 
 TIMEOUT = 120  # seconds a program may run; corpus scripts take a few

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from metamorphic.base import (
+from tests.metamorphic.base import (
     Transformation,
     add_top,
     import_block_end,

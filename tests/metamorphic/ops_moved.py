@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from metamorphic.base import (
+from tests.metamorphic.base import (
     LineRewriter,
     Transformation,
     add_top,
@@ -23,7 +23,7 @@ from metamorphic.base import (
     run_rewriter,
     statements,
 )
-from metamorphic.names import read_names
+from tests.metamorphic.names import read_names
 
 
 def inplace_statement(line: cst.SimpleStatementLine) -> cst.BaseSmallStatement | None:

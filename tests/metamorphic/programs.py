@@ -89,8 +89,7 @@ def _corpus_subjects() -> Iterator[Subject]:
 
 
 def _case_subjects() -> Iterator[Subject]:
-    import families
-    import rules
+    from tests import families, rules
 
     for origin, module in (("rule", rules), ("family", families)):
         groups = [(POSITIVE, module.INVALID), (CLEAN, module.VALID),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from metamorphic.run import Outcome
+from tests.metamorphic.run import Outcome
 
 LOWEST = 8
 

@@ -9,13 +9,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from metamorphic import TRANSFORMATIONS
-from metamorphic.base import Transformation
-from metamorphic.judge import detach_mode, expected, run_programs, same
-from metamorphic.programs import Subject, subjects
-from metamorphic.scores import score
-from metamorphic.static import Verdict, check_variants, originals
-from metamorphic.variants import Applied, Variant, apply_all
+from tests.metamorphic import TRANSFORMATIONS
+from tests.metamorphic.base import Transformation
+from tests.metamorphic.judge import detach_mode, expected, run_programs, same
+from tests.metamorphic.programs import Subject, subjects
+from tests.metamorphic.scores import score
+from tests.metamorphic.static import Verdict, check_variants, originals
+from tests.metamorphic.variants import Applied, Variant, apply_all
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def judge_variants(variants: Sequence[Variant], subjects_by_name: dict[str, Subj
     """Each variant's name -> None when torch ran it as it runs its original (same ending,
     same values at each backward), else what changed. Variants of an original that does
     not behave as labelled under this runner are judged wrong too."""
-    from metamorphic.static import originals as as_variants
+    from tests.metamorphic.static import originals as as_variants
 
     needed = [subjects_by_name[name] for name in sorted({v.subject for v in variants})]
     runs = run_programs(

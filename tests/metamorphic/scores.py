@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from metamorphic.base import Transformation
-from metamorphic.static import Verdict
+from tests.metamorphic.base import Transformation
+from tests.metamorphic.static import Verdict
 
 SCORES = Path(__file__).resolve().parent / "scores.json"
 RECORDED = ("transformations", "totals", "originals")  # the keys scores.json keeps

@@ -13,8 +13,8 @@ import symtable
 
 import libcst as cst
 
-from metamorphic.base import BUILTINS, Transformation, imported_names, is_import, statements
-from metamorphic.programs import Program
+from tests.metamorphic.base import BUILTINS, Transformation, imported_names, is_import, statements
+from tests.metamorphic.programs import Program
 
 MODEL = "_mm_model"
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from gradguard.analysis.hazard import Hazard
 from gradguard.checking.workers import check_paths, clean_context
 from gradguard.config import Selection
-from metamorphic.programs import POSITIVE, Subject, write
-from metamorphic.variants import Variant
+from tests.metamorphic.programs import POSITIVE, Subject, write
+from tests.metamorphic.variants import Variant
 
 HAZARDS = ("GG001", "GG002", "GG003", "GG004", "GG005")
 ORIGINAL = "original"  # the transformation name under which originals are scored

@@ -1,7 +1,7 @@
 """Every transformation over the whole accuracy corpus (tests/corpus), checked by
 ``gradguard check``: each transformed file is valid Python that keeps its markers, and
 the recall on the transformed positives does not fall below the figures recorded in
-tests/metamorphic/scores.json (``PYTHONPATH=tests python -m bench.accuracy --metamorphic
+tests/metamorphic/scores.json (``python -m bench.accuracy --metamorphic
 --write-scores tests/metamorphic/scores.json``), nor do false positives on the
 transformed negatives and fixed files grow. Torch's judgement of every transformed file
 is the bench's (it runs each one); tests/metamorphic/test_sample_under_torch.py judges a
@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from metamorphic import TRANSFORMATIONS
-from metamorphic.run import Outcome, metamorphic_run
-from metamorphic.scores import SCORES
+from tests.metamorphic import TRANSFORMATIONS
+from tests.metamorphic.run import Outcome, metamorphic_run
+from tests.metamorphic.scores import SCORES
 
 ORIGINS = ("corpus",)
 

@@ -3,7 +3,7 @@ transformations give: the rule cases that must stay quiet (a save in one arm of 
 and a write after the join, an in-place op that keeps its own copy, code that runs only
 without a graph, a branch decidable under this torch) stay quiet in every transformed
 program too. Torch runs each of them clean, as it runs the originals (the bench judges
-every transformed program: ``PYTHONPATH=tests python -m bench.accuracy --metamorphic``).
+every transformed program: ``python -m bench.accuracy --metamorphic``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from metamorphic.run import metamorphic_run
+from tests.metamorphic.run import metamorphic_run
 
 QUIET = (
     "rule/GG001: pow_ with a scalar exponent keeps its own copy of the input",

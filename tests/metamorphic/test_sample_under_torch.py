@@ -2,7 +2,7 @@
 the first rule or family case it applies to among the positives and among the clean
 cases. Each must end as its original does (the same in-place error, or cleanly), having
 computed the same values at each backward.
-``PYTHONPATH=tests python -m bench.accuracy --metamorphic`` judges every transformed
+``python -m bench.accuracy --metamorphic`` judges every transformed
 program of the corpus and the case files the same way.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from metamorphic import TRANSFORMATIONS
-from metamorphic.programs import POSITIVE
-from metamorphic.run import chosen_subjects, judge_variants
-from metamorphic.variants import Variant, apply_all
+from tests.metamorphic import TRANSFORMATIONS
+from tests.metamorphic.programs import POSITIVE
+from tests.metamorphic.run import chosen_subjects, judge_variants
+from tests.metamorphic.variants import Variant, apply_all
 
 pytest.importorskip("torch")
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 import libcst as cst
 import pytest
 
-from metamorphic import BY_NAME, TRANSFORMATIONS
-from metamorphic.base import Transformation
-from metamorphic.judge import run_programs
-from metamorphic.programs import Program
-from metamorphic.variants import Variant
+from tests.metamorphic import BY_NAME, TRANSFORMATIONS
+from tests.metamorphic.base import Transformation
+from tests.metamorphic.judge import run_programs
+from tests.metamorphic.programs import Program
+from tests.metamorphic.variants import Variant
 
 OPS = '''\
 import torch

@@ -17,7 +17,14 @@ from typing import cast
 
 import libcst as cst
 
-from metamorphic.base import Transformation, comment, has_name, is_import, per_file, statements
+from tests.metamorphic.base import (
+    Transformation,
+    comment,
+    has_name,
+    is_import,
+    per_file,
+    statements,
+)
 
 _STOPS = (cst.FunctionDef, cst.ClassDef, cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal,
           cst.Break, cst.Continue, cst.Yield, cst.Await, cst.Return, cst.AnnAssign)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from metamorphic.base import (
+from tests.metamorphic.base import (
     LineRewriter,
     Transformation,
     comment,
@@ -23,7 +23,7 @@ from metamorphic.base import (
     per_file,
     run_rewriter,
 )
-from metamorphic.ops_moved import inplace_statement, rebound_name
+from tests.metamorphic.ops_moved import inplace_statement, rebound_name
 
 
 def bound_call(line: cst.SimpleStatementLine) -> tuple[cst.Assign, cst.Call] | None:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-from metamorphic.programs import POSITIVE, Subject, subjects
+from tests.metamorphic.programs import POSITIVE, Subject, subjects
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def problem(subject: Subject, variant: Variant) -> str | None:
 
 
 def _apply(names: Sequence[str], chosen: Sequence[str] | None = None) -> Applied:
-    from metamorphic import BY_NAME
+    from tests.metamorphic import BY_NAME
 
     variants: list[Variant] = []
     broken: list[tuple[Variant, str]] = []

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from metamorphic.base import Transformation, comment, per_file, statements
-from metamorphic.layer_choice import layer_class
+from tests.metamorphic.base import Transformation, comment, per_file, statements
+from tests.metamorphic.layer_choice import layer_class
 
 Key = tuple[str, str]  # ("attribute", name) for self.name, ("name", name)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from probekit import ROOT, line_of, torch_installed, write
+from tests.probe.probekit import ROOT, line_of, torch_installed, write
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow,
               pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")]

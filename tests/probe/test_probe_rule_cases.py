@@ -24,14 +24,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from rules import INVALID as RULE_INVALID
-from rules import QUIET as RULE_QUIET
-from rules import VALID as RULE_VALID
 
 from gradguard.probe.runner import ProbeResult
-
-from probekit import codes_and_lines, probe_all, torch_installed
-from rulecases import Case
+from tests.probe.probekit import codes_and_lines, probe_all, torch_installed
+from tests.rulecases import Case
+from tests.rules import INVALID as RULE_INVALID
+from tests.rules import QUIET as RULE_QUIET
+from tests.rules import VALID as RULE_VALID
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow,
               pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")]

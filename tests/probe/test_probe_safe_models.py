@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from gradguard.probe.runner import ProbeResult
-
-from probekit import INPLACE_ERROR, line_of, probe_all, torch_installed, write
+from tests.probe.probekit import INPLACE_ERROR, line_of, probe_all, torch_installed, write
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow,
               pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")]

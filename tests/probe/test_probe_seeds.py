@@ -13,8 +13,15 @@ from __future__ import annotations
 import pytest
 
 from gradguard.probe.runner import ProbeResult
-
-from probekit import EXAMPLES, INPLACE_ERROR, ROOT, line_of, lines_of, probe_all, torch_installed
+from tests.probe.probekit import (
+    EXAMPLES,
+    INPLACE_ERROR,
+    ROOT,
+    line_of,
+    lines_of,
+    probe_all,
+    torch_installed,
+)
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow,
               pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")]

@@ -20,8 +20,7 @@ from types import ModuleType
 import pytest
 
 from gradguard.probe.runner import ProbeResult
-
-from probekit import ROOT, probe_all, torch_installed
+from tests.probe.probekit import ROOT, probe_all, torch_installed
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow,
               pytest.mark.skipif(not torch_installed(), reason="the probe runs under torch")]

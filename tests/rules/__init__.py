@@ -6,9 +6,8 @@ some also hold ``QUIET`` ones, whose findings are uncertain warnings only (a sav
 reaches), not shown unless asked for, and which torch runs to their end.
 """
 
-from rules import gg001, gg002, gg003, gg004, gg005, gg900, gg901
-
-from rulecases import Case
+from tests.rulecases import Case
+from tests.rules import gg001, gg002, gg003, gg004, gg005, gg900, gg901
 
 # The hazards, whose cases run through the analysis, the fixes and torch.
 HAZARD_FILES = (gg001, gg002, gg003, gg004, gg005)

@@ -5,7 +5,7 @@ and the closest code that must not (VALID), as in docs/rules/GG002.md. Every cas
 is a runnable script: tests/test_rule_cases_under_torch.py checks each label under torch.
 """
 
-from rulecases import case
+from tests.rulecases import case
 
 RULE = "GG002"
 

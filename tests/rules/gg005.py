@@ -9,7 +9,7 @@ checks that each INVALID case runs, and that the same code writing through
 ``.detach()`` (the same storage, autograd's own version counter) is refused.
 """
 
-from rulecases import case
+from tests.rulecases import case
 
 RULE = "GG005"
 

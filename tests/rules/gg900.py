@@ -6,7 +6,7 @@ status of the whole file, made by ``gradguard check``, so these cases run throug
 (tests/test_hostile_input.py), not through the analysis of source that parses.
 """
 
-from rulecases import case
+from tests.rulecases import case
 
 RULE = "GG900"
 

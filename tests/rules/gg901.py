@@ -5,7 +5,7 @@ and the closest code that must not (VALID), as in docs/rules/GG901.md. Every cas
 through ``gradguard check`` (tests/test_hostile_input.py).
 """
 
-from rulecases import case
+from tests.rulecases import case
 
 RULE = "GG901"
 

@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PUSH, RecordingClient, start
 from lsprotocol import types
+
+from tests.server.conftest import PUSH, RecordingClient, start
 
 pytestmark = pytest.mark.asyncio
 

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EXAMPLES
-from test_neovim import _fixed_seed
+
+from tests.server.conftest import EXAMPLES
+from tests.server.test_neovim import _fixed_seed
 
 pytestmark = [pytest.mark.editor, pytest.mark.slow]
 

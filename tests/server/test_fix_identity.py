@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PUSH, REPO, RecordingClient, start
+
+from tests.server.conftest import PUSH, REPO, RecordingClient, start
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.slow]
 

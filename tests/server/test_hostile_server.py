@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 import pytest_lsp
-from conftest import PUSH, RecordingClient, end_session, lines_of, make_client, start
 from pytest_lsp import ClientServerConfig
+
+from tests.server.conftest import PUSH, RecordingClient, end_session, lines_of, make_client, start
 
 pytestmark = pytest.mark.asyncio
 

@@ -12,12 +12,11 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from conftest import BOTH_PROFILES, PUSH, TIMEOUT, RecordingClient, capabilities, start
 from lsprotocol import types
 
 from gradguard.server.positions import units
-
-from derivatives_yaml import backward_lines
+from tests.derivatives_yaml import backward_lines
+from tests.server.conftest import BOTH_PROFILES, PUSH, TIMEOUT, RecordingClient, capabilities, start
 
 pytestmark = pytest.mark.asyncio
 

@@ -12,8 +12,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import BOTH_PROFILES, PULL, PUSH, TIMEOUT, RecordingClient, lines_of, start
 from lsprotocol import types
+
+from tests.server.conftest import (
+    BOTH_PROFILES,
+    PULL,
+    PUSH,
+    TIMEOUT,
+    RecordingClient,
+    lines_of,
+    start,
+)
 
 pytestmark = pytest.mark.asyncio
 

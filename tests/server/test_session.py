@@ -11,7 +11,11 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from conftest import (
+from lsprotocol import types
+
+from gradguard.analysis.analyze import analyze_source
+from gradguard.server.positions import units
+from tests.server.conftest import (
     BOTH_PROFILES,
     PULL,
     PUSH,
@@ -22,10 +26,6 @@ from conftest import (
     lines_of,
     start,
 )
-from lsprotocol import types
-
-from gradguard.analysis.analyze import analyze_source
-from gradguard.server.positions import units
 
 pytestmark = pytest.mark.asyncio
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import EXAMPLES
+from tests.server.conftest import EXAMPLES
 
 # The server, with an analysis that prints on every run, as a careless library might.
 NOISY_SERVER = """

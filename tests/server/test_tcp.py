@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PUSH, RecordingClient, Session, start
 from lsprotocol import types
-from test_stdio import frame, parse_frames
+
+from tests.server.conftest import PUSH, RecordingClient, Session, start
+from tests.server.test_stdio import frame, parse_frames
 
 # The TCP transport and its token: the language server's behaviour is the stdio tests'.
 pytestmark = pytest.mark.slow

@@ -15,7 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import (
+from lsprotocol import types
+from pygls.exceptions import JsonRpcMethodNotFound
+
+from tests.server.conftest import (
     EXAMPLES,
     PULL,
     TIMEOUT,
@@ -25,8 +28,6 @@ from conftest import (
     lines_of,
     start,
 )
-from lsprotocol import types
-from pygls.exceptions import JsonRpcMethodNotFound
 
 pytestmark = pytest.mark.asyncio
 

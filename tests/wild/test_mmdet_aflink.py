@@ -22,9 +22,9 @@ from types import ModuleType
 import pytest
 import torch
 
-from checking import findings, reported
-from installed import released_file
-from released import backward_fails, fixed, line_of
+from tests.wild.checking import findings, reported
+from tests.wild.installed import released_file
+from tests.wild.released import backward_fails, fixed, line_of
 
 WRITES = ["x[:, :, :, 0] = self.bnf(x[:, :, :, 0])",
           "x[:, :, :, 1] = self.bnx(x[:, :, :, 1])",

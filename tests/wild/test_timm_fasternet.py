@@ -19,9 +19,9 @@ from types import ModuleType
 import pytest
 import torch
 
-from checking import findings, reported
-from installed import released
-from released import backward_fails, fixed, line_of
+from tests.wild.checking import findings, reported
+from tests.wild.installed import released
+from tests.wild.released import backward_fails, fixed, line_of
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 

@@ -20,9 +20,9 @@ from types import ModuleType
 import pytest
 import torch
 
-from checking import findings, reported
-from installed import released_file
-from released import backward_fails, fixed, line_of
+from tests.wild.checking import findings, reported
+from tests.wild.installed import released_file
+from tests.wild.released import backward_fails, fixed, line_of
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 

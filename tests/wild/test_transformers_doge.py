@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from checking import findings, reported, unpacked
-from released import backward_fails, fixed, line_of
+from tests.wild.checking import findings, reported, unpacked
+from tests.wild.released import backward_fails, fixed, line_of
 
 transformers = pytest.importorskip("transformers")
 transformers.logging.set_verbosity_error()

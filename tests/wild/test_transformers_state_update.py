@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import torch
 
-from checking import findings, reported, unpacked
-from released import backward_fails, fixed, line_of
+from tests.wild.checking import findings, reported, unpacked
+from tests.wild.released import backward_fails, fixed, line_of
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
