@@ -20,6 +20,7 @@ SKIPPED = ("tests/corpus/",)  # the accuracy corpus: programs to analyse, not ou
 # file -> why it may put a folder on sys.path
 RUNS_ANOTHER_PROGRAM = {
     "tools/first_loss.py": "runs a user's script as `python script.py` does",
+    "tools/forkserver.py": "runs each script as `python script.py` does",
     "tests/wild/installed.py": "reaches the released packages installed apart from the venv",
 }
 

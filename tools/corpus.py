@@ -43,18 +43,22 @@ the manifest pointing at the wrong one.
 
 from __future__ import annotations
 
+import atexit
 import csv
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tools.forkserver import ForkServer
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
@@ -329,9 +333,24 @@ def grads_line(stdout: str) -> list[float] | None:
         return None
 
 
+_forkserver: ForkServer | None = None
+_forkserver_lock = threading.Lock()
+
+
+def run_python(argv: Sequence[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    """``python *argv`` in ``cwd`` with script_env(), in a process forked from one that has
+    imported torch (tools/forkserver.py): the scripts' own work, without a torch import
+    each. Raises subprocess.TimeoutExpired as subprocess.run does."""
+    global _forkserver
+    with _forkserver_lock:
+        if _forkserver is None:
+            _forkserver = ForkServer(script_env())
+            atexit.register(_forkserver.close)
+    return _forkserver.run(argv, cwd, timeout)
+
+
 def _run_script(path: Path, timeout: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
-                          timeout=timeout, cwd=path.parent, env=script_env())
+    return run_python([str(path)], path.parent, timeout)
 
 
 def judge_silent(case: Case, timeout: float = LABEL_TIMEOUT) -> LabelResult:
@@ -368,8 +387,7 @@ def judge_label(case: Case, timeout: float = LABEL_TIMEOUT) -> LabelResult:
         return judge_silent(case, timeout)
     start = time.monotonic()
     try:
-        proc = subprocess.run([sys.executable, str(case.path)], capture_output=True, text=True,
-                              timeout=timeout, cwd=case.path.parent, env=script_env())
+        proc = _run_script(case.path, timeout)
     except subprocess.TimeoutExpired:
         return LabelResult(case, False, f"timed out after {timeout:.0f} s",
                            time.monotonic() - start)

@@ -37,7 +37,7 @@ from tools.corpus import (
     Findings,
     case_findings,
     gradguard_env,
-    script_env,
+    run_python,
 )
 
 HARNESS = Path(__file__).resolve().parent / "first_loss.py"
@@ -127,9 +127,7 @@ def run_script(script: Path, timeout: float = LABEL_TIMEOUT) -> Run:
     with tempfile.TemporaryDirectory(prefix="gg-loss-") as scratch:
         record = Path(scratch) / "record.json"
         try:
-            subprocess.run([sys.executable, str(HARNESS), str(record), str(script)],
-                           capture_output=True, text=True, timeout=timeout,
-                           cwd=script.parent, env=script_env())
+            run_python([str(HARNESS), str(record), str(script)], script.parent, timeout)
         except subprocess.TimeoutExpired:
             return Run(None, 0, f"timed out after {timeout:.0f} s")
         if not record.is_file():
