@@ -12,8 +12,10 @@ from gradguard.analysis.findings import Finding, better
 from gradguard.analysis.hazard import Hazard, distinct
 from gradguard.analysis.interpreter import SummaryCache
 from gradguard.analysis.prefilter import candidate_methods, candidate_roots
+from gradguard.analysis.libraries import installed
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, Reads, build_program
 from gradguard.analysis.project import Project, read_file
+from gradguard.analysis.relocate import relocate
 from gradguard.analysis.report import FixOf, to_hazard
 from gradguard.analysis.roots import RootResult, roots, run_root
 from gradguard.analysis.signs import CANDIDATE, STRONG, TORCH
@@ -105,8 +107,10 @@ def _candidates_of(text: str, strong: bool) -> set[str]:
 def project_for(roots: list[str],
                 read: Callable[[str], str | None] = read_file) -> Project:
     """A project whose files are read (from disk, by default), parsed and pre-filtered
-    on first use."""
-    return Project(roots, read=read, parse=_parsed_or_none, candidates=_candidates_of)
+    on first use; its imports of installed packages followed into the packages of the
+    interpreter this process runs on."""
+    return Project(roots, read=read, parse=_parsed_or_none, candidates=_candidates_of,
+                   libraries=installed())
 
 
 @dataclass(frozen=True)
@@ -155,7 +159,7 @@ def findings_in_project(path: str, source: str, project: Project, uncertain: boo
         _trim(project, cache)
     read = (looked.paths() | frozenset(p for result in results
                                        for p in result.reads.paths())) - {path}
-    return ProjectFindings(merge(results), read)
+    return ProjectFindings(relocate(merge(results), project.in_library), read)
 
 
 # The objects an analysis may keep between runs (Python's count of allocated small

@@ -63,6 +63,10 @@ class Finding:
     # The in-place layer (``nn.ReLU(inplace=True)``...) that made the write, if one did.
     layer: NnModule | None = None
     plan: Plan | None = None
+    # For a write made inside an installed library: the finding stands on the user's
+    # call that reached it, and these are the library's call sites below that call,
+    # then the write itself (``relocate.py``).
+    inside: tuple[Site, ...] = ()
 
     def key(self) -> tuple[object, ...]:
         return finding_key(self.code, self.node, self.saves)
@@ -96,6 +100,10 @@ class Finding:
         for piece, call in self.via:
             related.append(Related(piece.span(call), "reached through this call",
                                    _other(piece.path, home)))
+        for index, (piece, node) in enumerate(self.inside, 1):
+            text = f"{code(self.op)} is run here, in the installed library" \
+                if index == len(self.inside) else "the library reaches it through this call"
+            related.append(Related(piece.span(node), text, _other(piece.path, home)))
         return related
 
     def replayed(self, saves: tuple[Save, ...], via: tuple[Site, ...],

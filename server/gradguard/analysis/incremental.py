@@ -42,6 +42,7 @@ from gradguard.analysis.program import (
     index_statement,
 )
 from gradguard.analysis.project import Project
+from gradguard.analysis.relocate import relocate
 from gradguard.analysis.report import FixOf
 from gradguard.analysis.roots import Root, RootResult, roots, run_root
 from gradguard.analysis.syntax import Piece, SourceError, parse
@@ -228,6 +229,8 @@ class IncrementalDocument:
         self._seen = {path: programs.get(path) for path in self.read_paths}
         self._bound_summaries()
         findings = merge(results)
+        if self.project is not None:
+            findings = relocate(findings, self.project.in_library)
         self.findings = tuple(findings)
         hazards = to_hazards(findings, self.path, _DocumentLines(self.blocks), selection,
                              self.fix_of) if findings else []

@@ -28,6 +28,8 @@ class Project(Protocol):
 
     def program(self, path: str, reads: Reads | None = None) -> Program | None: ...
 
+    def in_library(self, path: str) -> bool: ...
+
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 

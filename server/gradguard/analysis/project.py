@@ -5,16 +5,21 @@ the class or function in another file of the same project, so that a hazard whos
 saving op and in-place op sit in different files is seen. Names are resolved as Python
 would for a script or package in the project: relative imports against the importing
 file's package, absolute ones against the importing file's folder, the folders of its
-enclosing packages, and the project's root folders. Anything else (torch, the standard
-library, installed packages) is not the project's and is left to the facts tables.
+enclosing packages, and the project's root folders. An absolute import that is none of
+these is looked for among the installed packages the analysis follows (``libraries.py``:
+read-only, from the interpreter's search path; a library's functions are parsed and
+summarised only when a call reaches them, through the same lookups). Anything else
+(torch, the standard library, numpy) is not followed and is left to the facts tables.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
+from gradguard.analysis.libraries import Libraries, Package
 from gradguard.analysis.program import ClassInfo, Definition, FunctionInfo, Program, Reads
 
 # Packages whose names are left to the facts tables even when their source is in reach
@@ -22,6 +27,12 @@ from gradguard.analysis.program import ClassInfo, Definition, FunctionInfo, Prog
 FACTS_PACKAGES = frozenset({"torch"})
 # How deep re-exports are followed (``__init__.py`` importing from a submodule...).
 MAX_HOPS = 8
+# ``from .models import *``, also inside ``if TYPE_CHECKING:`` (a library's lazy
+# ``__init__`` re-exports its classes that way: transformers' do).
+_STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]+\*", re.MULTILINE)
+# How many star-imported modules one name is looked for in (a miss in a large
+# library's ``__init__`` reads each module it re-exports: bounded).
+MAX_STAR_MODULES = 400
 
 
 def read_file(path: str) -> str | None:
@@ -43,8 +54,12 @@ class Project:
     def __init__(self, roots: list[str] | None = None,
                  read: Callable[[str], str | None] = read_file,
                  parse: Callable[[str, str], Program | None] | None = None,
-                 candidates: Callable[[str, bool], set[str]] | None = None) -> None:
+                 candidates: Callable[[str, bool], set[str]] | None = None,
+                 libraries: Libraries | None = None) -> None:
         self.roots = [os.path.abspath(root) for root in roots or []]
+        # Where installed packages are found (None: only the project's files are).
+        self.libraries = libraries
+        self._in_library: dict[str, bool] = {}
         self.read = read
         self._parse = parse
         self._find_candidates = candidates
@@ -202,11 +217,44 @@ class Project:
             for _ in range(level - 1):
                 base = os.path.dirname(base)
             return self._module_in(base, parts, probed)
+        if not parts:
+            return None
+        if self.library_package(importer) is not None:
+            # A library's absolute imports name installed packages, never the project.
+            return self._library_module(parts, probed)
         for folder in self._search_folders(here, probed):
             found = self._module_in(folder, parts, probed)
             if found is not None:
                 return found
+        if parts[0] == _top_package(here):
+            return None  # the project's own package (transformers checked as a tree)
+        return self._library_module(parts, probed)
+
+    def _library_module(self, parts: list[str], probed: list[str]) -> str | None:
+        """An installed package's module, if the analysis follows that package."""
+        if self.libraries is None or self.libraries.followed(parts[0]) is None:
+            return None
+        for folder in self.libraries.folders:
+            found = self._module_in(folder, parts, probed)
+            if found is not None:
+                return found
         return None
+
+    def in_library(self, path: str) -> bool:
+        """Whether a file is an installed library's (asked at every call: kept)."""
+        known = self._in_library.get(path)
+        if known is None:
+            known = self._in_library[path] = self.library_package(path) is not None
+        return known
+
+    def library_package(self, path: str) -> Package | None:
+        """The installed distribution a file belongs to (None: a file of the project,
+        or of no package the analysis follows). A file inside a project root is the
+        project's, wherever it is installed."""
+        if self.libraries is None or any(_within(path, root) for root in self.roots):
+            return None
+        owner = self.libraries.owner(path)
+        return None if owner is None else owner[1]
 
     def _search_folders(self, here: str, probed: list[str]) -> list[str]:
         """The importing file's folder, then each folder above it up to a project root
@@ -278,7 +326,45 @@ class Project:
         reads.found[(path, kind, name)] = _identity(found)
         if found is None and name in program.aliases:
             return self._resolve(program, program.aliases[name], reads, hops + 1)
+        if found is None and self.library_package(path) is not None:
+            return self._star_exported(program, name, reads, hops)
         return found
+
+    def _star_exported(self, program: Program, name: str, reads: Reads,
+                       hops: int) -> Definition | None:
+        """A name a library module re-exports with ``from .sub import *``: looked for in
+        the modules whose text names it, those whose name is part of it first
+        (``RemBertForQuestionAnswering`` in ``.rembert`` before ``.bert``)."""
+        modules = _STAR_IMPORT.findall(self.text_of(program.path, reads))
+        budget = [MAX_STAR_MODULES]
+        return self._star_search(program, modules, name, reads, hops, budget)
+
+    def _star_search(self, program: Program, modules: list[str], name: str, reads: Reads,
+                     hops: int, budget: list[int]) -> Definition | None:
+        lowered = name.lower()
+        modules = sorted(modules, key=lambda module: -max(
+            (len(part) for part in module.replace("_", ".").split(".")
+             if part and part in lowered), default=0))
+        for module in modules:
+            if budget[0] <= 0 or hops > MAX_HOPS:
+                return None
+            budget[0] -= 1
+            path = self.module_file(program.path, module, reads)
+            if path is None:
+                continue
+            text = self.text_of(path, reads)
+            if re.search(rf"\b{re.escape(name)}\b", text):
+                found = self._resolve(program, f"{module}.{name}", reads, hops + 1)
+                if found is not None:
+                    return found
+            inner = _STAR_IMPORT.findall(text)
+            if inner:
+                sub = self.program(path, reads)
+                if sub is not None:
+                    found = self._star_search(sub, inner, name, reads, hops + 1, budget)
+                    if found is not None:
+                        return found
+        return None
 
 
 def _identity(found: Definition | None) -> object:
@@ -287,6 +373,20 @@ def _identity(found: Definition | None) -> object:
     if isinstance(found, FunctionInfo):
         return found.node
     return None
+
+
+def _top_package(folder: str) -> str | None:
+    """The outermost package a folder is inside (None: it is no package's)."""
+    top = None
+    for _ in range(MAX_HOPS * 4):
+        if not os.path.isfile(os.path.join(folder, "__init__.py")):
+            break
+        top = os.path.basename(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return top
 
 
 def _within(path: str, folder: str) -> bool:

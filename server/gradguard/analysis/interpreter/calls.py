@@ -366,7 +366,7 @@ class Calls:
         state.observe(*(found for index, _ in summary.guard
                         if isinstance(found := context.objects[index], Value)))
         via = run.autograd.via
-        if site is not None and state.stack:
+        if site is not None and (state.stack or state.enters_library(function.path)):
             via = via + (site,)
         return replay(summary, context, run.autograd, run.attr_journal, via)
 
@@ -383,7 +383,7 @@ class Calls:
         where = run.place, run.block, run.positions
         run.positions = []
         autograd.grad_enabled = grad
-        if site is not None and state.stack:
+        if site is not None and (state.stack or state.enters_library(function.path)):
             autograd.via = autograd.via + (site,)
         autograd.plan = None
         known, backwards = dict(autograd.findings), autograd.backwards
@@ -550,6 +550,14 @@ class Calls:
                 (method := self.super_method(frame, func.attr)) is not None:
             args, kwargs = self.arguments(call, frame)
             return self.call_function(method, args, kwargs, frame.self_value, (piece, call))
+        if isinstance(func, ast.Attribute) and is_super(func.value) and \
+                frame.self_value is not None and frame.self_value.kind == "module" and \
+                func.attr in MODULE_RETURNS_SELF:
+            # ``super().train(mode)`` in a model that overrides ``train`` (transformers'
+            # PreTrainedModel does): torch's Module.train, which sets the modes and
+            # returns the module.
+            return self.call_module_method(frame.self_value, func.attr, call, frame,
+                                           own=False)
         if isinstance(func, ast.Attribute):
             owner = self.expressions.eval(func.value, frame)
             attrs = owner.attrs or {}
@@ -936,9 +944,9 @@ class Calls:
                                       place=run.place)
 
     def call_module_method(self, owner: Value, name: str, call: ast.Call,
-                           frame: Frame) -> Value:
+                           frame: Frame, own: bool = True) -> Value:
         args, kwargs = self.arguments(call, frame)
-        if isinstance(owner.spec, UserModule):
+        if own and isinstance(owner.spec, UserModule):
             # The class's own method first: ``Trainer().train(...)`` is not Module.train.
             info = class_of(self.state, owner.spec)
             found = None if info is None else \
@@ -1090,7 +1098,9 @@ class Calls:
                                        label)
                 finally:
                     run.autograd.grad_enabled = grad
-            operands = args[:1]
+            # A loss module (no parameters) is given its target second, as the
+            # function is: ``CrossEntropyLoss()(logits, labels)`` saves the labels.
+            operands = args[:1] if facts.has_parameters else args[:2]
             if operands and facts.index_input and is_tensorish(operands[0]):
                 # Indices (an Embedding's input) never require grad, whatever else is
                 # unknown about them.

@@ -291,6 +291,14 @@ class State:
         assert program is not None, f"no program for {path}"
         return program
 
+    def enters_library(self, path: str) -> bool:
+        """Whether a function of this file is an installed library's: a call into one
+        is a call site its findings are moved onto (``relocate.py``), from a script's
+        top level too."""
+        program = self.programs.get(path)
+        project = None if program is None else program.project
+        return project is not None and project.in_library(path)
+
     def observe(self, *values: Value | None) -> None:
         """The run looks at these constants' values: its summary holds only for them."""
         watched = self.run.watched

@@ -1,0 +1,128 @@
+"""Installed libraries: where an installed package's source is, read-only, and which
+packages the analysis follows into.
+
+A language server locates site-packages the way pyright and jedi do: from the search
+path of the interpreter the project runs on (the server and ``check`` run on it), never
+by importing anything. A package is followed only when its distribution names torch
+among its requirements (extras included: transformers asks for torch as an extra): a
+layer worth following is PyTorch code, and the rest (numpy, the standard library, HTTP
+clients) would cost time and find nothing. torch itself never is: what its functions do
+is the facts tables' job.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import sysconfig
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import metadata
+
+# Never followed, whatever their metadata says: torch is the facts tables', and these
+# are large, hold no layers and sit under nearly every project.
+EXCLUDED = frozenset({"torch", "torchgen", "functorch", "numpy", "scipy", "pandas",
+                      "triton", "huggingface_hub", "safetensors", "tokenizers",
+                      "gradguard"})
+_REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+@dataclass(frozen=True)
+class Package:
+    """An installed distribution the analysis follows: its name and version (the key
+    under which what was learnt of its files holds)."""
+
+    name: str
+    version: str
+
+
+@dataclass
+class Libraries:
+    """The folders installed packages are found in, and which of their top-level
+    packages are followed (each decided once, from the distribution's metadata)."""
+
+    folders: tuple[str, ...]
+    _packages: dict[str, Package | None] = field(default_factory=dict)
+
+    def followed(self, top: str) -> Package | None:
+        """The distribution of top-level package ``top`` if the analysis follows it."""
+        if top not in self._packages:
+            self._packages[top] = None if top in EXCLUDED else self._package(top)
+        return self._packages[top]
+
+    def owner(self, path: str) -> tuple[str, Package] | None:
+        """The top-level package a file of these folders belongs to, if followed."""
+        for folder in self.folders:
+            if path.startswith(folder + os.sep):
+                top = path[len(folder) + 1:].split(os.sep)[0]
+                top = top[:-3] if top.endswith(".py") else top
+                package = self.followed(top)
+                return None if package is None else (top, package)
+        return None
+
+    def _package(self, top: str) -> Package | None:
+        for folder in self.folders:
+            if not (os.path.isdir(os.path.join(folder, top)) or
+                    os.path.isfile(os.path.join(folder, top + ".py"))):
+                continue
+            dist = _distribution(folder, top)
+            if dist is None or not _needs_torch(dist.requires or ()):
+                return None
+            return Package(dist.metadata["Name"] or top, dist.version)
+        return None
+
+
+def _distribution(folder: str, top: str) -> metadata.Distribution | None:
+    """The distribution that installed ``top`` in ``folder``: the one of the same name
+    (most are), else the one whose ``top_level.txt`` or file list names it."""
+    dists = list(metadata.distributions(path=[folder]))
+    for dist in dists:
+        if _normal(dist.metadata["Name"] or "") == _normal(top):
+            return dist
+    for dist in dists:
+        tops = (dist.read_text("top_level.txt") or "").split()
+        if top in tops or any(str(f).split("/")[0] in (top, top + ".py")
+                              for f in (dist.files or ())[:200]):
+            return dist
+    return None
+
+
+def _needs_torch(requires: Iterable[str]) -> bool:
+    for requirement in requires:
+        match = _REQUIREMENT_NAME.match(requirement)
+        if match and _normal(match.group(1)) == "torch":
+            return True
+    return False
+
+
+def search_folders(path: Iterable[str] | None = None) -> tuple[str, ...]:
+    """The folders of an interpreter's search path that hold installed packages: its
+    site-packages (and folders a ``.pth`` file added), not the standard library's own
+    nor the current folder (a project's own files are found as the project's)."""
+    stdlib = {os.path.realpath(p) for key in ("stdlib", "platstdlib")
+              if (p := sysconfig.get_paths().get(key))}
+    folders = []
+    for entry in sys.path if path is None else path:
+        if not entry or not os.path.isdir(entry):
+            continue
+        real = os.path.realpath(entry)
+        if real in stdlib or real.endswith("lib-dynload") or real == os.getcwd():
+            continue
+        folders.append(os.path.abspath(entry))
+    return tuple(dict.fromkeys(folders))
+
+
+_INSTALLED: Libraries | None = None
+
+
+def installed() -> Libraries:
+    """The libraries of the interpreter this process runs on (found once a process)."""
+    global _INSTALLED
+    if _INSTALLED is None:
+        _INSTALLED = Libraries(search_folders())
+    return _INSTALLED
