@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from gradguard.analysis.findings import Finding, better
 from gradguard.analysis.hazard import Hazard, distinct
 from gradguard.analysis.interpreter import SummaryCache
+from gradguard.analysis.libraries import Libraries, installed
 from gradguard.analysis.prefilter import candidate_methods, candidate_roots
-from gradguard.analysis.libraries import installed
 from gradguard.analysis.program import ClassInfo, FunctionInfo, Program, Reads, build_program
 from gradguard.analysis.project import Project, read_file
 from gradguard.analysis.relocate import relocate
@@ -105,12 +105,13 @@ def _candidates_of(text: str, strong: bool) -> set[str]:
 
 
 def project_for(roots: list[str],
-                read: Callable[[str], str | None] = read_file) -> Project:
+                read: Callable[[str], str | None] = read_file,
+                libraries: Libraries | None = None) -> Project:
     """A project whose files are read (from disk, by default), parsed and pre-filtered
     on first use; its imports of installed packages followed into the packages of the
     interpreter this process runs on."""
     return Project(roots, read=read, parse=_parsed_or_none, candidates=_candidates_of,
-                   libraries=installed())
+                   libraries=libraries or installed())
 
 
 @dataclass(frozen=True)
@@ -206,9 +207,10 @@ class ProjectRun:
 
     def __init__(self, roots: Sequence[str], read: Callable[[str], str | None] = read_file,
                  selection: Selection | None = None,
-                 texts: Mapping[str, str] | None = None, fix_of: FixOf | None = None) -> None:
+                 texts: Mapping[str, str] | None = None, fix_of: FixOf | None = None,
+                 libraries: Libraries | None = None) -> None:
         self.read = _overlaid(texts, read) if texts else read
-        self.project = project_for(list(roots), self.read)
+        self.project = project_for(list(roots), self.read, libraries)
         self.summaries = SummaryCache()
         self.selection = selection
         self.fix_of = fix_of

@@ -39,6 +39,9 @@ class Package:
 
     name: str
     version: str
+    # Installed from a working tree (``pip install -e``): its files change under the
+    # same version, so a cache keys them by their texts instead.
+    editable: bool = False
 
 
 @dataclass
@@ -73,7 +76,9 @@ class Libraries:
             dist = _distribution(folder, top)
             if dist is None or not _needs_torch(dist.requires or ()):
                 return None
-            return Package(dist.metadata["Name"] or top, dist.version)
+            direct = dist.read_text("direct_url.json") or ""
+            return Package(dist.metadata["Name"] or top, dist.version,
+                           re.search(r'"editable"\s*:\s*true', direct) is not None)
         return None
 
 
@@ -126,3 +131,13 @@ def installed() -> Libraries:
     if _INSTALLED is None:
         _INSTALLED = Libraries(search_folders())
     return _INSTALLED
+
+
+def version_stamp(path: str) -> str | None:
+    """What stands for a file of an installed package in a cache of results: its
+    distribution's name and version (a package is replaced whole, never edited in place,
+    unless it is installed from a working tree). None: not such a file."""
+    owner = installed().owner(path)
+    if owner is None or owner[1].editable:
+        return None
+    return f"{owner[1].name}=={owner[1].version}"

@@ -19,6 +19,7 @@ from typing import Any
 
 from gradguard import __version__
 from gradguard.analysis.hazard import Fix, Hazard, Related, Span, TextEdit
+from gradguard.analysis.libraries import version_stamp
 from gradguard.config import Selection
 
 DIRECTORY = ".gradguard_cache"
@@ -56,6 +57,8 @@ class ResultCache:
 
     def digest_of(self, path: str) -> str | None:
         """The digest of a file's text now (each file read once a run)."""
+        if path not in self._digests and (stamp := version_stamp(path)) is not None:
+            self._digests[path] = stamp  # a file of an installed package: its version
         if path not in self._digests:
             try:
                 text = Path(path).read_bytes().decode("utf-8-sig")

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from gradguard.analysis.analyze import ProjectRun
 from gradguard.analysis.findings import FileNotAnalysed
+from gradguard.analysis.libraries import version_stamp
 from gradguard.analysis.project import read_file
 from gradguard.analysis.syntax import SourceError
 from gradguard.checking.cache import digest
@@ -125,7 +126,9 @@ def check_file(job: Job, overlay: Overlay = NO_OVERLAY) -> FileResult:
                        "report it")
     found = [(where, hazard) for where, hazards in analysis.found.items()
              for hazard in hazards]
-    read_texts = {other: None if (seen := run.project.text_seen(other)) is None
+    # A file of an installed package stands in the cache by its package's version.
+    read_texts = {other: stamp if (stamp := version_stamp(other)) is not None
+                  else None if (seen := run.project.text_seen(other)) is None
                   else digest(seen) for other in analysis.read}
     return FileResult(path, found, None, digest(source.text), read_texts, cells)
 
