@@ -12,6 +12,7 @@ is the facts tables' job.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -19,6 +20,7 @@ import sysconfig
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
+from pathlib import Path
 
 # Never followed, whatever their metadata says: torch is the facts tables', and these
 # are large, hold no layers and sit under nearly every project.
@@ -84,17 +86,32 @@ class Libraries:
 
 def _distribution(folder: str, top: str) -> metadata.Distribution | None:
     """The distribution that installed ``top`` in ``folder``: the one of the same name
-    (most are), else the one whose ``top_level.txt`` or file list names it."""
-    dists = list(metadata.distributions(path=[folder]))
-    for dist in dists:
-        if _normal(dist.metadata["Name"] or "") == _normal(top):
-            return dist
-    for dist in dists:
-        tops = (dist.read_text("top_level.txt") or "").split()
-        if top in tops or any(str(f).split("/")[0] in (top, top + ".py")
-                              for f in (dist.files or ())[:200]):
-            return dist
-    return None
+    (most are), else the one whose ``top_level.txt`` names it. Read from the folder's
+    listing, not by loading every distribution's metadata (a site-packages holds
+    hundreds)."""
+    infos = _dist_infos(folder)
+    found = infos.get(_normal(top))
+    if found is None:
+        for info in infos.values():
+            try:
+                tops = Path(info, "top_level.txt").read_text("utf-8").split()
+            except (OSError, UnicodeDecodeError):
+                continue
+            if top in tops:
+                found = info
+                break
+    return None if found is None else metadata.PathDistribution(Path(found))
+
+
+@functools.lru_cache(maxsize=64)
+def _dist_infos(folder: str) -> dict[str, str]:
+    """The ``*.dist-info`` folders of a site folder, by their project's normalised name."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return {}
+    return {_normal(name[:-len(".dist-info")].split("-")[0]): os.path.join(folder, name)
+            for name in sorted(names) if name.endswith(".dist-info")}
 
 
 def _needs_torch(requires: Iterable[str]) -> bool:
