@@ -140,6 +140,23 @@ def test_a_library_layer_clamping_the_labels_an_earlier_call_saved(
                for r in hazard.related)  # the library's clamp_
 
 
+def test_the_fix_hands_the_library_a_copy_of_what_it_writes(
+        tmp_path: Path, site: Path) -> None:
+    from gradguard.fixes import fix_of
+
+    path = tmp_path / "project" / "train.py"
+    path.parent.mkdir(parents=True)
+    source = textwrap.dedent(TWO_FORWARDS.format(labels="labels"))
+    path.write_text(source, "utf-8")
+    run = ProjectRun([str(path.parent)], fix_of=fix_of,
+                     libraries=Libraries((str(site),)))
+
+    ((hazard,),) = run.file(str(path), source).found.values()
+    assert hazard.fix is not None
+    assert [(e.span.line, e.new_text) for e in hazard.fix.edits] == [
+        (7, "labels.clone()")]
+
+
 def test_each_call_given_its_own_labels_is_clean(tmp_path: Path, site: Path) -> None:
     found, _ = check(tmp_path / "project", site,
                      TWO_FORWARDS.format(labels="labels.clone()"))

@@ -179,8 +179,19 @@ class SelectsForUnbind:
     place: Place  # the statement that unbinds
 
 
+@dataclass(frozen=True, eq=False)
+class CloneArgument:
+    """An installed library writes in place into the tensor the user's call hands it
+    (``model(labels=labels)``, and the model clamps ``labels``): the call hands it a
+    copy, ``labels=labels.clone()``. The library's code is not the user's to edit."""
+
+    argument: ast.expr
+    place: Place  # the call, as a statement of its own
+
+
 Plan = (OutOfPlace | AugmentedToBinary | DataToGraph | DropData | CloneFirst | CloneIfUsedLater
-        | DropOut | MoveAfter | UnderNoGrad | InPlaceOnly | SelectsForUnbind | SelectRows)
+        | DropOut | MoveAfter | UnderNoGrad | InPlaceOnly | SelectsForUnbind | SelectRows
+        | CloneArgument)
 
 
 def receiver_root(node: ast.expr) -> ast.expr | None:

@@ -16,6 +16,7 @@ from gradguard.analysis.findings import Finding
 from gradguard.analysis.fix_plans import (
     AugmentedToBinary,
     CallEdit,
+    CloneArgument,
     CloneFirst,
     CloneIfUsedLater,
     DataToGraph,
@@ -131,6 +132,13 @@ def plan_fix(plan: Plan) -> Fix | None:
         column = len(indent) + 1
         return Fix(f"Write into a copy: `{root} = {root}.clone()` first",
                    (TextEdit(Span(at, column, at, column), text),))
+    if isinstance(plan, CloneArgument):
+        piece = plan.place.piece
+        given = piece.segment(plan.argument)
+        if not isinstance(plan.argument, _ATOMS):
+            given = f"({given})"
+        return Fix(f"Hand the library a copy: `{given}.clone()`",
+                   (TextEdit(piece.span(plan.argument), f"{given}.clone()"),))
     if isinstance(plan, DropOut):
         return _drop_out(plan)
     if isinstance(plan, MoveAfter):
