@@ -282,3 +282,14 @@ def _site_of_transformers() -> Path:
     spec = importlib.util.find_spec("transformers")
     assert spec is not None and spec.origin is not None
     return Path(spec.origin).parent.parent
+
+
+def test_a_cached_result_keys_an_installed_library_file_by_its_package_version() -> None:
+    pytest.importorskip("transformers")
+    from importlib import metadata
+
+    from gradguard.analysis.libraries import version_stamp
+
+    ctrl = _site_of_transformers() / "transformers" / "models" / "ctrl" / "modeling_ctrl.py"
+    assert version_stamp(str(ctrl)) == f"transformers=={metadata.version('transformers')}"
+    assert version_stamp(__file__) is None  # a project's file counts by its text
