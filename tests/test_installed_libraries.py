@@ -293,3 +293,25 @@ def test_a_cached_result_keys_an_installed_library_file_by_its_package_version()
     ctrl = _site_of_transformers() / "transformers" / "models" / "ctrl" / "modeling_ctrl.py"
     assert version_stamp(str(ctrl)) == f"transformers=={metadata.version('transformers')}"
     assert version_stamp(__file__) is None  # a project's file counts by its text
+
+
+def test_a_virtual_environment_inside_the_project_holds_libraries_not_project_files(
+        tmp_path: Path) -> None:
+    # `python -m venv .venv` in the project's folder: its site-packages is inside the
+    # project root, and what is installed there is still an installed library.
+    project = tmp_path / "project"
+    site = project / ".venv" / "lib" / "python3.11" / "site-packages"
+    install(site, "layerlib", {"__init__.py": "from .layers import *\n", "layers.py": LAYERS})
+    found, _ = check(project, site, """\
+        import torch
+        from layerlib import scale_
+
+        x = torch.randn(3, requires_grad=True)
+        y = torch.sigmoid(x)
+        scale_(y)
+        y.sum().backward()
+    """)
+
+    assert list(found) == [str(project / "train.py")]
+    (hazard,) = next(iter(found.values()))
+    assert (hazard.code, hazard.span.line) == ("GG001", 6)

@@ -250,11 +250,22 @@ class Project:
     def library_package(self, path: str) -> Package | None:
         """The installed distribution a file belongs to (None: a file of the project,
         or of no package the analysis follows). A file inside a project root is the
-        project's, wherever it is installed."""
-        if self.libraries is None or any(_within(path, root) for root in self.roots):
+        project's, wherever it is installed, unless it is in a site folder inside that
+        root (a virtual environment kept in the project's folder, ``.venv``)."""
+        if self.libraries is None:
+            return None
+        if any(_within(path, root) for root in self.roots) and not any(
+                _within(path, folder) and self._inside_a_root(folder)
+                for folder in self.libraries.folders):
             return None
         owner = self.libraries.owner(path)
         return None if owner is None else owner[1]
+
+    def _inside_a_root(self, folder: str) -> bool:
+        """Whether a site folder (site-packages, not a source folder on the path) lies
+        inside a project root."""
+        return os.path.basename(folder) in ("site-packages", "dist-packages") and any(
+            folder != root and _within(folder, root) for root in self.roots)
 
     def _search_folders(self, here: str, probed: list[str]) -> list[str]:
         """The importing file's folder, then each folder above it up to a project root
