@@ -315,3 +315,21 @@ def test_a_virtual_environment_inside_the_project_holds_libraries_not_project_fi
     assert list(found) == [str(project / "train.py")]
     (hazard,) = next(iter(found.values()))
     assert (hazard.code, hazard.span.line) == ("GG001", 6)
+
+
+def test_a_library_file_checked_itself_is_reported_in_place(tmp_path: Path) -> None:
+    # `gradguard check .venv/lib/.../layerlib/layers.py`: the user asked about that file.
+    project = tmp_path / "project"
+    site = project / ".venv" / "lib" / "python3.11" / "site-packages"
+    install(site, "layerlib", {"__init__.py": "", "layers.py": LAYERS + '''
+
+x = torch.randn(3, requires_grad=True)
+y = torch.sigmoid(x)
+scale_(y)
+y.sum().backward()
+'''})
+    layers = site / "layerlib" / "layers.py"
+    run = ProjectRun([str(project)], libraries=Libraries((str(site),)))
+    found = run.file(str(layers), layers.read_text("utf-8")).found
+    assert [(Path(p).name, h.code) for p, hs in found.items() for h in hs] == \
+        [("layers.py", "GG001")]

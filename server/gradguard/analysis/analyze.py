@@ -160,7 +160,10 @@ def findings_in_project(path: str, source: str, project: Project, uncertain: boo
         _trim(project, cache)
     read = (looked.paths() | frozenset(p for result in results
                                        for p in result.reads.paths())) - {path}
-    return ProjectFindings(relocate(merge(results), project.in_library), read)
+    findings = merge(results)
+    if not project.in_library(path):  # a library's own file, checked: its findings stay
+        findings = relocate(findings, project.in_library)
+    return ProjectFindings(findings, read)
 
 
 # The objects an analysis may keep between runs (Python's count of allocated small

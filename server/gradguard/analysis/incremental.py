@@ -229,7 +229,7 @@ class IncrementalDocument:
         self._seen = {path: programs.get(path) for path in self.read_paths}
         self._bound_summaries()
         findings = merge(results)
-        if self.project is not None:
+        if self.project is not None and not self.project.in_library(self.path):
             findings = relocate(findings, self.project.in_library)
         self.findings = tuple(findings)
         hazards = to_hazards(findings, self.path, _DocumentLines(self.blocks), selection,
