@@ -137,4 +137,20 @@ VALID = [
         opt.step()
         out.sum().backward()
     """),
+    case("GG004: a step after a backward that kept its graph, when the next loss is built anew "
+         "(even one whose history the analysis cannot follow)", """
+        import functools
+        import operator
+
+        import torch
+        import torch.nn as nn
+
+        model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(2):
+            loss = functools.reduce(operator.add, [model(torch.randn(2, 4)).pow(2).sum()])
+            opt.zero_grad()
+            loss.backward(retain_graph=True)
+            opt.step()
+    """),
 ]

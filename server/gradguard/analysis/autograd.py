@@ -454,7 +454,8 @@ class Autograd:
         """A backward from ``loss``: report parameter writes it trips over, free its graph.
 
         Only the saves of ops ``loss`` was computed from belong to its graph; without a
-        known history (a loss from an unknown call) every save is taken to.
+        known history (a loss from an unknown call) every save is taken to, except those
+        of graphs an earlier backward retained.
         """
         self.backwards += 1
         if self.inputs is not None:
@@ -462,8 +463,12 @@ class Autograd:
         reached = ancestry(loss) if loss is not None and loss.history else None
 
         def in_graph(save: Save) -> bool:
-            return reached is None or (save.source is not None and
-                                       lineage_key(save.source) in reached)
+            if reached is None:
+                # An unknown loss may run through this forward's saves, but a graph an
+                # earlier backward kept is reached only by a loss known to come from it:
+                # a step's forward rebuilt in a loop is not a backward through the last.
+                return not save.retained
+            return save.source is not None and lineage_key(save.source) in reached
 
         # One finding a write: optimizer.step() updates many parameters at once.
         by_write: dict[tuple[int, bool], list[PendingWrite]] = {}
