@@ -41,6 +41,15 @@ class QAHead(nn.Module):
             start_positions.clamp_(0, 3)
             return CrossEntropyLoss()(start_logits.unsqueeze(0), start_positions)
         return start_logits
+
+
+def wave(t):
+    return torch.sin(t)
+
+
+class Wave(nn.Module):
+    def forward(self, t):
+        return wave(t) * 2
 '''
 UNUSED = '''import torch
 
@@ -50,17 +59,18 @@ def never_called(t):
 '''
 
 
-def install(site: Path, name: str, files: dict[str, str], requires: str = "torch") -> None:
+def install(site: Path, name: str, files: dict[str, str], requires: str = "torch",
+            version: str = "1.2") -> None:
     """A package ``name`` as pip lays it out: its files and a ``dist-info``."""
     for relative, text in files.items():
         path = site / name / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, "utf-8")
-    info = site / f"{name}-1.2.dist-info"
+    info = site / f"{name}-{version}.dist-info"
     info.mkdir()
     requirement = f"Requires-Dist: {requires}\n" if requires else ""
     (info / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.2\n{requirement}", "utf-8")
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{requirement}", "utf-8")
 
 
 @pytest.fixture()
@@ -96,7 +106,9 @@ def test_a_library_function_writing_into_what_the_user_saved_is_reported_on_the_
     assert list(found) == [str(tmp_path / "project" / "train.py")]  # never the library's
     (hazard,) = next(iter(found.values()))
     assert (hazard.code, hazard.span.line) == ("GG001", 6)
-    assert hazard.fix is None  # the write is the library's: nothing to rewrite here
+    # The library's function is named as in-place (``scale_``): writing is what it is
+    # for, and handing it a copy would drop the write the caller asked for.
+    assert hazard.fix is None
     related = {(Path(r.path).name if r.path else "train.py", r.span.line)
                for r in hazard.related}
     assert related == {("train.py", 5), ("layers.py", 7)}  # the save and the library write
@@ -114,6 +126,42 @@ def test_the_same_call_on_a_copy_is_clean(tmp_path: Path, site: Path) -> None:
     """)
 
     assert found == {}
+
+
+def test_a_save_inside_a_library_layer_names_the_users_call_that_made_it(
+        tmp_path: Path, site: Path) -> None:
+    found, _ = check(tmp_path / "project", site, """\
+        import torch
+        from layerlib import Wave
+
+        x = torch.randn(3, requires_grad=True)
+        y = x * 1.5
+        out = Wave()(y)
+        y.mul_(2)
+        out.sum().backward()
+    """)
+
+    ((hazard,),) = found.values()
+    assert (hazard.code, hazard.span.line) == ("GG001", 7)
+    related = {(Path(r.path).name if r.path else "train.py", r.span.line)
+               for r in hazard.related}
+    assert related == {("layers.py", 26), ("train.py", 6)}  # sin in wave, and Wave()(y)
+
+
+def test_a_save_in_the_users_own_file_adds_no_call(tmp_path: Path, site: Path) -> None:
+    found, _ = check(tmp_path / "project", site, """\
+        import torch
+        from layerlib import Wave
+
+        x = torch.randn(3, requires_grad=True)
+        y = x * 1.5
+        out = torch.sin(y)
+        y.mul_(2)
+        out.sum().backward()
+    """)
+
+    ((hazard,),) = found.values()
+    assert [(r.path, r.span.line) for r in hazard.related] == [(None, 6)]
 
 
 TWO_FORWARDS = """\
@@ -153,6 +201,24 @@ def test_the_fix_hands_the_library_a_copy_of_what_it_writes(
 
     ((hazard,),) = run.file(str(path), source).found.values()
     assert hazard.fix is not None
+    assert [(e.span.line, e.new_text) for e in hazard.fix.edits] == [
+        (7, "labels.clone()")]
+
+
+def test_a_tensor_passed_by_position_is_handed_over_as_a_copy_too(
+        tmp_path: Path, site: Path) -> None:
+    from gradguard.fixes import fix_of
+
+    path = tmp_path / "project" / "train.py"
+    path.parent.mkdir(parents=True)
+    source = textwrap.dedent(TWO_FORWARDS.format(labels="labels").replace(
+        "start_positions=", ""))
+    path.write_text(source, "utf-8")
+    run = ProjectRun([str(path.parent)], fix_of=fix_of,
+                     libraries=Libraries((str(site),)))
+
+    ((hazard,),) = run.file(str(path), source).found.values()
+    assert hazard.fix is not None  # QAHead.forward(self, x, start_positions): the 2nd
     assert [(e.span.line, e.new_text) for e in hazard.fix.edits] == [
         (7, "labels.clone()")]
 
@@ -333,3 +399,46 @@ y.sum().backward()
     found = run.file(str(layers), layers.read_text("utf-8")).found
     assert [(Path(p).name, h.code) for p, hs in found.items() for h in hs] == \
         [("layers.py", "GG001")]
+
+
+def test_a_file_created_in_the_project_leaves_the_import_of_a_library_where_it_was(
+        tmp_path: Path, site: Path) -> None:
+    # The editor's analysis asks again, at each edit, for every file it read, the files
+    # it looked for and did not find among them: those must stay missing, not become
+    # empty modules that the import then resolves to when a new file makes every import
+    # be resolved afresh.
+    from gradguard.analysis.analyze import project_for
+    from gradguard.analysis.incremental import IncrementalDocument
+
+    project_root = tmp_path / "project"
+    project_root.mkdir()
+    script = textwrap.dedent("""\
+        import torch
+        from layerlib import scale_
+
+        x = torch.randn(3, requires_grad=True)
+        y = torch.sigmoid(x)
+        scale_(y)
+        y.sum().backward()
+    """)
+    project = project_for([str(project_root)], libraries=Libraries((str(site),)))
+    document = IncrementalDocument(path=str(project_root / "train.py"), project=project)
+    assert [h.code for h in document.update(script)] == ["GG001"]
+
+    (project_root / "notes.py").write_text("x = 1\n", "utf-8")
+    project.forget(str(project_root / "notes.py"), created_or_deleted=True)
+
+    assert [h.code for h in document.update(script + "# edited\n")] == ["GG001"]
+
+
+def test_a_site_folder_inside_a_source_folder_on_the_path_owns_its_packages(
+        tmp_path: Path) -> None:
+    # PYTHONPATH=. in a project that keeps its virtual environment in .venv: both folders
+    # are on the search path, and a package's file is in the inner one.
+    site = tmp_path / ".venv" / "lib" / "site-packages"
+    install(site, "layerlib", {"__init__.py": LAYERS})
+    libraries = Libraries((str(tmp_path), str(site)))
+
+    owner = libraries.owner(str(site / "layerlib" / "__init__.py"))
+
+    assert owner is not None and owner[0] == "layerlib"

@@ -162,7 +162,7 @@ def findings_in_project(path: str, source: str, project: Project, uncertain: boo
                                        for p in result.reads.paths())) - {path}
     findings = merge(results)
     if not project.in_library(path):  # a library's own file, checked: its findings stay
-        findings = relocate(findings, project.in_library)
+        findings = relocate(findings, project.in_library, project.programs)
     return ProjectFindings(findings, read)
 
 

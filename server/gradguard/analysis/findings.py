@@ -92,6 +92,7 @@ class Finding:
                            f"{ROLE_NOUNS.get(save.role, 'a tensor')} here for backward",
                            _other(save.piece.path, home))
                    for save in self.saves]
+        related += self._calls_that_saved(home)
         layer = self.layer
         if layer is not None and layer.node is not self.node:
             related.append(Related(layer.piece.span(layer.node),
@@ -105,6 +106,23 @@ class Finding:
                 if index == len(self.inside) else "the library reaches it through this call"
             related.append(Related(piece.span(node), text, _other(piece.path, home)))
         return related
+
+    def _calls_that_saved(self, home: str) -> list[Related]:
+        """For a save made in another file (a helper module, an installed library's
+        layer): the call in this file that it was made inside, so that the user's own
+        line that saved the tensor is named beside the other file's."""
+        found: dict[tuple[int, int], Related] = {}
+        for save in self.saves:
+            if save.piece.path == home:
+                continue
+            ours = [(piece, call) for piece, call in save.via if piece.path == home]
+            if ours:
+                piece, call = ours[-1]
+                span = piece.span(call)
+                found.setdefault((span.line, span.column), Related(
+                    span, f"{code(_saver(save)[0])} saves "
+                          f"{ROLE_NOUNS.get(save.role, 'a tensor')} inside this call"))
+        return list(found.values())
 
     def replayed(self, saves: tuple[Save, ...], via: tuple[Site, ...],
                  layer: NnModule | None) -> Finding:

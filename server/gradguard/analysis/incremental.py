@@ -230,7 +230,7 @@ class IncrementalDocument:
         self._bound_summaries()
         findings = merge(results)
         if self.project is not None and not self.project.in_library(self.path):
-            findings = relocate(findings, self.project.in_library)
+            findings = relocate(findings, self.project.in_library, programs)
         self.findings = tuple(findings)
         hazards = to_hazards(findings, self.path, _DocumentLines(self.blocks), selection,
                              self.fix_of) if findings else []

@@ -53,6 +53,34 @@ class Libraries:
 
     folders: tuple[str, ...]
     _packages: dict[str, Package | None] = field(default_factory=dict)
+    # Each folder's modification time when its packages were last looked at: installing,
+    # upgrading or removing a package adds or removes its ``dist-info`` folder there.
+    _stamps: dict[str, int | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._stamps = {folder: _stamp(folder) for folder in self.folders}
+
+    def refresh(self) -> set[str]:
+        """The top-level packages whose followed distribution changed (another version
+        installed, removed, installed anew) since they were looked at; what was learnt of
+        their files no longer holds. A stat of each folder when nothing changed."""
+        stamps = {folder: _stamp(folder) for folder in self.folders}
+        if stamps == self._stamps:
+            return set()
+        self._stamps = stamps
+        _dist_infos.cache_clear()
+        before, self._packages = self._packages, {}
+        return {top for top, package in before.items() if self.followed(top) != package}
+
+    def top_of(self, path: str) -> str | None:
+        """The top-level package (or module) of these folders a file is in. The
+        innermost folder holding it: a source folder on the search path may hold a
+        virtual environment's site-packages."""
+        for folder in sorted(self.folders, key=len, reverse=True):
+            if path.startswith(folder + os.sep):
+                top = path[len(folder) + 1:].split(os.sep)[0]
+                return top[:-3] if top.endswith(".py") else top
+        return None
 
     def followed(self, top: str) -> Package | None:
         """The distribution of top-level package ``top`` if the analysis follows it."""
@@ -62,13 +90,9 @@ class Libraries:
 
     def owner(self, path: str) -> tuple[str, Package] | None:
         """The top-level package a file of these folders belongs to, if followed."""
-        for folder in self.folders:
-            if path.startswith(folder + os.sep):
-                top = path[len(folder) + 1:].split(os.sep)[0]
-                top = top[:-3] if top.endswith(".py") else top
-                package = self.followed(top)
-                return None if package is None else (top, package)
-        return None
+        top = self.top_of(path)
+        package = None if top is None else self.followed(top)
+        return None if top is None or package is None else (top, package)
 
     def _package(self, top: str) -> Package | None:
         for folder in self.folders:
@@ -101,6 +125,13 @@ def _distribution(folder: str, top: str) -> metadata.Distribution | None:
                 found = info
                 break
     return None if found is None else metadata.PathDistribution(Path(found))
+
+
+def _stamp(folder: str) -> int | None:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return None
 
 
 @functools.lru_cache(maxsize=64)

@@ -172,6 +172,20 @@ class Project:
             self._resolved.clear()
             self._resolved_by_path.clear()
 
+    def refresh_libraries(self) -> list[str]:
+        """Forget what was read of the installed packages that changed since they were
+        read (``pip install -U`` while an editor is open): the files of their new
+        version are read when next asked. Returns the paths forgotten."""
+        changed = self.libraries.refresh() if self.libraries is not None else set()
+        if not changed or self.libraries is None:
+            return []
+        known = set(self.texts) | set(self.programs) | self.missing
+        gone = sorted(path for path in known if self.libraries.top_of(path) in changed)
+        for path in gone:
+            self.forget(path, created_or_deleted=True)
+        self._in_library.clear()
+        return gone
+
     def text_of(self, path: str, reads: Reads | None = None) -> str:
         """A file's text as the project has it (read once; "" if it cannot be read)."""
         if reads is not None:
@@ -295,8 +309,11 @@ class Project:
         return None
 
     def _exists(self, path: str) -> bool:
-        """A file of the project: on disk, or known only to the editor (not yet saved)."""
-        return path in self.programs or os.path.isfile(path) or self.read(path) is not None
+        """A file of the project: on disk, or known only to the editor (not yet saved).
+        Not a file an analysis asked for and found missing: asking again whether a
+        missing import appeared parses it as empty, and that program is no module."""
+        return (path in self.programs and path not in self.missing) or \
+            os.path.isfile(path) or self.read(path) is not None
 
     def resolve(self, importer: Program, qualified: str,
                 reads: Reads | None = None) -> Definition | None:

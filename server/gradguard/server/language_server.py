@@ -79,7 +79,7 @@ class GradGuardServer(LanguageServer):
         self.cell_owner: dict[str, str] = {}
         self.resolver = SettingsResolver()
         self.features = ClientFeatures()
-        self.scheduler = Scheduler(self._deliver)
+        self.scheduler = Scheduler(self._deliver, self._library_files_gone)
         self.project: Project | None = None
         # The revision of each unit's program its importers were last told of.
         self._told: dict[str, int] = {}
@@ -238,6 +238,12 @@ class GradGuardServer(LanguageServer):
         else:
             self.dependents_changed(path)
         self.workspace_reports.changed(files=created_or_deleted)
+
+    def _library_files_gone(self, paths: list[str]) -> None:
+        """An installed package changed under the session: the documents that read its
+        files are analysed again against its new version."""
+        for path in paths:
+            self.dependents_changed(path)
 
     def dependents_changed(self, path: str) -> None:
         """Re-analyse the open documents whose last analysis read ``path``."""

@@ -35,8 +35,13 @@ logger = logging.getLogger(__name__)
 
 
 class Scheduler:
-    def __init__(self, on_outcome: Callable[[Unit, Outcome], None]) -> None:
+    def __init__(self, on_outcome: Callable[[Unit, Outcome], None],
+                 on_files_gone: Callable[[list[str]], None] = lambda paths: None) -> None:
         self._on_outcome = on_outcome
+        # Told of the installed packages' files an analysis found out of date (a package
+        # upgraded while the session runs), for the other documents that read them.
+        self._on_files_gone = on_files_gone
+        self._gone: list[str] = []
         self._executor = ThreadPoolExecutor(max_workers=1,
                                             thread_name_prefix="gradguard-analysis")
         self.analyses_run = 0
@@ -90,6 +95,9 @@ class Scheduler:
         except RuntimeError:  # the executor is shut down: the session is ending
             return
         self._collect_when_quiet()
+        if self._gone:
+            gone, self._gone = self._gone, []
+            self._on_files_gone(gone)
         if outcome is None or unit.closed or not unit.is_current(outcome):
             return  # a newer version (or settings) is already on its way
         unit.settle(outcome)
@@ -124,6 +132,8 @@ class Scheduler:
             unit.analysis = unit.fresh_analysis(settings.incremental)
         self.analyses_run += 1
         try:
+            if unit.analysis.project is not None:
+                self._gone += unit.analysis.project.refresh_libraries()
             hazards = unit.analysis.update(snapshot.text, settings.selection)
             problems = syntax_problems(unit.analysis) \
                 if settings.shows_syntax_errors() else []
