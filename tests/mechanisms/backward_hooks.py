@@ -14,6 +14,39 @@ from __future__ import annotations
 from tests.rulecases import Case, case
 
 INVALID: list[Case] = [
+    case("GG003: the layer found by name through _modules is not the in-place one", """
+        import torch
+        from torch import nn
+
+        def find_layer(model, name):
+            parts = name.split("_")
+            layer = model._modules[parts[0]]
+            for part in parts[1:]:
+                layer = layer._modules[part]
+            return layer
+
+        inner = nn.Sequential(nn.SiLU(inplace=True), nn.Linear(3, 3))
+        net = nn.Sequential(nn.Linear(3, 3), inner)
+        find_layer(net, "1_1").register_full_backward_hook(lambda m, grad_in, grad_out: None)
+        net(torch.randn(2, 3, requires_grad=True)).sum().backward()
+    """),
+    case("GG003: the hooked layer found by a name a string spells, through _modules "
+         "(yolov5-gradcam's find_yolo_layer)", """
+        import torch
+        from torch import nn
+
+        def find_layer(model, name):
+            parts = name.split("_")
+            layer = model._modules[parts[0]]
+            for part in parts[1:]:
+                layer = layer._modules[part]
+            return layer
+
+        inner = nn.Sequential(nn.Linear(3, 3), nn.SiLU(inplace=True))  # expect: GG003
+        net = nn.Sequential(nn.Linear(3, 3), inner)
+        find_layer(net, "1_1").register_full_backward_hook(lambda m, grad_in, grad_out: None)
+        net(torch.randn(2, 3, requires_grad=True)).sum().backward()
+    """),
     case("GG003: an in-place layer after a layer with a full backward hook", """
         import torch
         from torch import nn

@@ -251,6 +251,32 @@ INVALID = [
         outs[0].mul_(2)  # expect: GG001
         sum(o.sum() for o in outs).backward()
     """),
+    case("GG001: an nn.Sequential subclass given its layers by super().__init__(*layers) "
+         "(torchvision's ops.MLP with inplace=True and dropout)", """
+        import torch
+        import torch.nn as nn
+
+        def layers(inplace):
+            found = [nn.Linear(3, 3), nn.ReLU(inplace=inplace)]
+            found.append(nn.Dropout(0.5, inplace=inplace))  # expect: GG001
+            return found
+
+        class MLP(nn.Sequential):
+            def __init__(self, inplace=True):
+                super().__init__(*layers(inplace))
+
+        MLP()(torch.randn(2, 3)).sum().backward()
+    """),
+    case("GG001: the in-place flag given through **params (torchvision's MLP builds its "
+         "dropout with **{'inplace': inplace})", """
+        import torch
+        import torch.nn as nn
+
+        params = {"inplace": True}
+        net = nn.Sequential(nn.Linear(3, 3), nn.ReLU(**params),
+                            nn.Dropout(0.5, **params))  # expect: GG001
+        net(torch.randn(2, 3)).sum().backward()
+    """),
     case("GG001: an nn.Sequential subclass filled by add_module", """
         import torch
         import torch.nn as nn
@@ -492,6 +518,21 @@ VALID = [
             y = x.sigmoid()
             y.mul_(2)
             y.sum().backward()
+    """),
+    case("GG001: the same MLP with inplace=False: the dropout writes a copy", """
+        import torch
+        import torch.nn as nn
+
+        def layers(inplace):
+            found = [nn.Linear(3, 3), nn.ReLU(inplace=inplace)]
+            found.append(nn.Dropout(0.5, inplace=inplace))
+            return found
+
+        class MLP(nn.Sequential):
+            def __init__(self, inplace=False):
+                super().__init__(*layers(inplace))
+
+        MLP()(torch.randn(2, 3)).sum().backward()
     """),
     case("GG001: an nn.Sequential subclass whose in-place ReLU follows a linear layer", """
         import torch

@@ -56,6 +56,13 @@ def layer_fix(layer: NnModule) -> Fix | None:
     elif flag.position is not None and flag.position < len(call.args) and \
             not any(isinstance(a, ast.Starred) for a in call.args):
         changed = _with_false_at(piece.segment(call), flag.position)
+    elif (mapping := _only_double_star(call)) is not None:
+        # ``nn.Dropout(p, **params)`` with ``params = {"inplace": inplace}`` (torchvision's
+        # MLP): the keywords given, the flag turned off after them.
+        name = layer.facts.name.rsplit(".", 1)[-1]
+        text = f'{{**{piece.segment(mapping)}, "{flag.name}": False}}'
+        return Fix(f"Build this {name} out of place (inplace=False)",
+                   (TextEdit(piece.span(mapping), text),))
     else:
         return None
     if changed is None:
@@ -67,6 +74,15 @@ def layer_fix(layer: NnModule) -> Fix | None:
         message += (f"; the same instance is called at {others} other place"
                     f"{'s' if others > 1 else ''}, which stop writing in place too")
     return Fix(message, (TextEdit(piece.span(call), changed),))
+
+
+def _only_double_star(call: ast.Call) -> ast.expr | None:
+    """The mapping of a call's one ``**`` argument, when nothing else could set a flag
+    (no ``*`` argument: a flag given by position would be set twice)."""
+    mappings = [k.value for k in call.keywords if k.arg is None]
+    if len(mappings) != 1 or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    return mappings[0]
 
 
 def switch_fix(piece: Piece, statement: ast.AST) -> Fix | None:

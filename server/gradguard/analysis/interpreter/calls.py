@@ -558,6 +558,20 @@ class Calls:
             # returns the module.
             return self.call_module_method(frame.self_value, func.attr, call, frame,
                                            own=False)
+        if isinstance(func, ast.Attribute) and is_super(func.value) and \
+                func.attr == "__init__" and (layers := self._sequential_layers(call, frame)):
+            # ``super().__init__(*layers)`` in a subclass of nn.Sequential: torch adds the
+            # layers as its first modules, named by position, and runs them in that order
+            # (torchvision's ops.MLP).
+            self_value = frame.self_value
+            assert self_value is not None and self_value.attrs is not None
+            journal = self.state.run.attr_journal
+            for index, layer in enumerate(layers):
+                if journal is not None:
+                    journal.append((self_value.attrs, str(index),
+                                    self_value.attrs.get(str(index))))
+                self_value.attrs[str(index)] = layer
+            return constant(None)
         if isinstance(func, ast.Attribute):
             owner = self.expressions.eval(func.value, frame)
             attrs = owner.attrs or {}
@@ -602,6 +616,20 @@ class Calls:
             args, kwargs = self.arguments(call, frame)
             return self.instantiate(const, (piece, call), args, kwargs)
         return self.call_named(callee.name, call, frame)
+
+    def _sequential_layers(self, call: ast.Call, frame: Frame) -> list[Value]:
+        """The modules a ``super().__init__(...)`` call gives nn.Sequential, when the
+        running method is an ``__init__`` of a subclass of it (none: not such a call)."""
+        self_value = frame.self_value
+        if self_value is None or self_value.attrs is None or \
+                not isinstance(self_value.spec, UserModule) or not self.state.stack or \
+                getattr(self.state.stack[-1], "name", None) != "__init__":
+            return []
+        info = class_of(self.state, self_value.spec)
+        if info is None or not is_sequential(self.state, info):
+            return []
+        args, _ = self.arguments(call, frame)
+        return args if args and all(arg.kind == "module" for arg in args) else []
 
     def super_method(self, frame: Frame, name: str) -> FunctionInfo | None:
         """``super().name``: the method of that name a base of the class whose method is
@@ -911,6 +939,9 @@ class Calls:
         if owner.kind == "function":
             return unknown()
         args, kwargs = self.arguments(call, frame)
+        if owner.kind == "const" and isinstance(owner.const, str) and \
+                owner.const != UNKNOWN_STR and name in ("split", "rsplit"):
+            return self._split(owner, name, args, kwargs)
         if not is_tensorish(owner):
             return unknown()
         label = f"{text_of(piece, call.func)}()"
@@ -942,6 +973,23 @@ class Calls:
         with self.state.fixing(plan):
             return run.autograd.apply(effect, piece, call, label, operands,
                                       place=run.place)
+
+    def _split(self, text: Value, name: str, args: list[Value],
+               kwargs: dict[str, Value]) -> Value:
+        """``"model_17_cv3_act".split("_")``: the parts, known (a layer's path spelt in
+        a string, walked through ``_modules``)."""
+        given = [*args, *kwargs.values()]
+        if len(given) > 1 or any(a.kind != "const" or not isinstance(a.const, (str, type(None)))
+                                 or a.const == UNKNOWN_STR for a in given):
+            return Value("list")
+        self.state.observe(text)
+        separator = given[0].const if given else None
+        assert isinstance(text.const, str) and isinstance(separator, (str, type(None)))
+        if separator == "":
+            return Value("list")  # Python raises ValueError
+        parts = text.const.split(separator) if name == "split" else \
+            text.const.rsplit(separator)
+        return Value("list", items=[constant(part) for part in parts])
 
     def call_module_method(self, owner: Value, name: str, call: ast.Call,
                            frame: Frame, own: bool = True) -> Value:

@@ -168,6 +168,23 @@ class Expressions:
                      attrs={key.const: value for key, value in zip(keys, values, strict=True)
                             if key is not None and isinstance(key.const, str)})
 
+    def children_by_name(self, module: Value) -> Value:
+        """``module._modules``: its child modules by name, as torch keeps them (a
+        Sequential's by position, ``"0"``, ``"1"``...), for a layer found by a name
+        that a string spells (Grad-CAM tools' ``model._modules["17"]``)."""
+        children = {str(index): item for index, item in enumerate(module.spec.items)} \
+            if isinstance(module.spec, Sequential) else \
+            {name: value for name, value in (module.attrs or {}).items()
+             if value.kind == "module"}
+        if not children:
+            return unknown()
+        values = list(children.values())
+        joined = values[0]
+        for value in values[1:]:
+            joined = self.state.join(joined, value)
+        pair = Value("list", items=[constant(UNKNOWN_STR), joined])
+        return Value("list", name=MAPPING, element=pair, attrs=children)
+
     def eval_if_expression(self, expr: ast.IfExp, frame: Frame) -> Value:
         test = self.truth(expr.test, frame)
         if test is True:
@@ -261,6 +278,8 @@ class Expressions:
                 return owner.attrs[attr]
             if attr == "training":
                 return constant(True)
+            if attr == "_modules":
+                return self.children_by_name(owner)
             spec = owner.spec
             # ``weight``, ``bias``, and an RNN's ``weight_hh_l0``, ``bias_ih_l1``...
             if attr.startswith(("weight", "bias")) and owner.params is not None and (
