@@ -86,6 +86,9 @@ class Reads:
     # files read, and the names an import was looked for under that did not exist (a
     # file created there later changes where the import leads).
     files: set[str] = field(default_factory=set)
+    # The memoised lookups' reads merged in already, by identity (held, so that an id is
+    # not reused): a name is resolved at each evaluation, its reads merged each time.
+    _merged: dict[int, Reads] = field(default_factory=dict, compare=False, repr=False)
 
     def names(self) -> frozenset[tuple[str, str]]:
         """(path, what was looked up) of every lookup, as ``definition_names`` has them:
@@ -99,6 +102,13 @@ class Reads:
     def update(self, other: Reads) -> None:
         self.found.update(other.found)
         self.files |= other.files
+
+    def update_once(self, other: Reads) -> None:
+        """``update`` with reads that no longer change (a memoised lookup's): merging
+        them again would add nothing."""
+        if self._merged.get(id(other)) is not other:
+            self._merged[id(other)] = other
+            self.update(other)
 
     def still_hold(self, programs: Mapping[str, Program | None]) -> bool:
         # Bases compare by value, nodes by identity (ast nodes have no __eq__).

@@ -70,6 +70,10 @@ class Project:
         self.missing: set[str] = set()
         # (folder, module) -> the file, and every name it was looked for under first.
         self._files: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {}
+        # The names an import was looked for under that were not there: known missing for
+        # as long as ``_files`` holds (a miss is recorded in the reads of every analysis
+        # that imports the module, and ``text_seen`` is asked about each, for each file).
+        self._absent: set[str] = set()
         self._candidates: dict[tuple[str, bool], set[str]] = {}
         # (importer, name) -> what it resolved to, what that read, and the programs it
         # read them in (an answer holds while those are the same programs).
@@ -89,6 +93,7 @@ class Project:
         self.programs[program.path] = program
         self.texts[program.path] = text
         self.missing.discard(program.path)
+        self._absent.discard(program.path)
 
     def unpin(self, path: str) -> None:
         """A file given with ``add`` becomes the project's to keep or drop, as if it had
@@ -165,10 +170,12 @@ class Project:
         self.programs.pop(path, None)
         self.texts.pop(path, None)
         self.missing.discard(path)
+        self._absent.discard(path)
         for strong in (False, True):
             self._candidates.pop((path, strong), None)
         if created_or_deleted:
             self._files.clear()
+            self._absent.clear()
             self._resolved.clear()
             self._resolved_by_path.clear()
 
@@ -204,7 +211,9 @@ class Project:
         if path in self.missing:
             return None
         text = self.texts.get(path)
-        return text if text is not None else self.read(path)
+        if text is not None:
+            return text
+        return None if path in self._absent else self.read(path)
 
     # -- names to files -------------------------------------------------------------------
 
@@ -312,8 +321,13 @@ class Project:
         """A file of the project: on disk, or known only to the editor (not yet saved).
         Not a file an analysis asked for and found missing: asking again whether a
         missing import appeared parses it as empty, and that program is no module."""
-        return (path in self.programs and path not in self.missing) or \
-            os.path.isfile(path) or self.read(path) is not None
+        # Reading from disk what is not on disk fails: only another reader (an editor's
+        # texts over the disk's) is asked.
+        found = (path in self.programs and path not in self.missing) or \
+            os.path.isfile(path) or (self.read is not read_file and self.read(path) is not None)
+        if not found:
+            self._absent.add(path)
+        return found
 
     def resolve(self, importer: Program, qualified: str,
                 reads: Reads | None = None) -> Definition | None:
@@ -334,7 +348,7 @@ class Project:
                 if path in self._parsed:
                     self._used(path)
         if reads is not None:
-            reads.update(known[1])
+            reads.update_once(known[1])
         return known[0]
 
     def _resolve(self, importer: Program, qualified: str, reads: Reads,
