@@ -173,8 +173,16 @@ class _Wrap(cst.CSTTransformer):
         return None
 
 
+# A program that finds a layer by the name the module tree gives it (Grad-CAM tools'
+# ``model._modules["act"]``) finds another one once the layer is wrapped or renamed: the
+# wrapping transformations do not apply to it.
+NAMED_LOOKUPS = ("_modules[", "get_submodule(")
+
+
 def _run(module: cst.Module, wrap: type[_Wrap], statement_calls: bool = False,
          attributes_only: bool = False) -> cst.Module | None:
+    if any(lookup in module.code for lookup in NAMED_LOOKUPS):
+        return None
     chosen = wrappable(module, statement_calls)
     if attributes_only:
         chosen = {key: value for key, value in chosen.items() if key[0] == "attribute"}
