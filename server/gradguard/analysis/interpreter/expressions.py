@@ -160,13 +160,18 @@ class Expressions:
                                  isinstance(key.const, str) and key.const != UNKNOWN_STR
                                  for key in keys):
             return unknown()
+        return self.mapping({key.const: value for key, value in zip(keys, values, strict=True)
+                             if key is not None and isinstance(key.const, str)})
+
+    def mapping(self, items: dict[str, Value]) -> Value:
+        """A dict whose string keys are known: each item by its key, and any item (the
+        join of them all) for a key not known."""
+        values = list(items.values())
         joined = values[0]
         for value in values[1:]:
             joined = self.state.join(joined, value)
         pair = Value("list", items=[constant(UNKNOWN_STR), joined])
-        return Value("list", name=MAPPING, element=pair,
-                     attrs={key.const: value for key, value in zip(keys, values, strict=True)
-                            if key is not None and isinstance(key.const, str)})
+        return Value("list", name=MAPPING, element=pair, attrs=items)
 
     def children_by_name(self, module: Value) -> Value:
         """``module._modules``: its child modules by name, as torch keeps them (a
@@ -176,14 +181,7 @@ class Expressions:
             if isinstance(module.spec, Sequential) else \
             {name: value for name, value in (module.attrs or {}).items()
              if value.kind == "module"}
-        if not children:
-            return unknown()
-        values = list(children.values())
-        joined = values[0]
-        for value in values[1:]:
-            joined = self.state.join(joined, value)
-        pair = Value("list", items=[constant(UNKNOWN_STR), joined])
-        return Value("list", name=MAPPING, element=pair, attrs=children)
+        return self.mapping(children) if children else unknown()
 
     def eval_if_expression(self, expr: ast.IfExp, frame: Frame) -> Value:
         test = self.truth(expr.test, frame)
