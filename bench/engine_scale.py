@@ -19,17 +19,24 @@ Figures per tree (issue 26's targets in brackets):
    project, one summary cache): RSS after each quarter [the last within 20% of the
    first], the slowest files [none over 1.0 s] and whether a file's time depends on
    where it falls in the run.
+3. Where that one process's time goes, beside what issue 26's 2x-ruff target leaves:
+   interpreting the roots, everything else (reading, parsing, the pre-filter, imports),
+   and CPython's ``ast.parse`` alone over the tree's files, the floor of any design that
+   parses with it. The budget is 2 x ruff's wall time on all cores, in CPU seconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from bench.check_throughput import count_lines, python_files, timed
 from bench.real_trees import compile_gradguard, ensure_real_trees
@@ -59,7 +66,8 @@ def ruff_command() -> list[str]:
     return [str(here) if here.is_file() else "ruff"]
 
 
-def whole_tree(name: str, tree: Path, lines: int) -> None:
+def whole_tree(name: str, tree: Path, lines: int) -> float:
+    """The whole-tree figures; returns ruff's wall time."""
     ruff_s, _, ruff_mb = timed([*ruff_command(), "check", "--select", "ALL", "--no-cache",
                                 "--quiet", "--exit-zero", str(tree)], (0,))
     start = time.perf_counter()
@@ -86,13 +94,26 @@ def whole_tree(name: str, tree: Path, lines: int) -> None:
     if name == "transformers":
         seen = {(str(Path(f["path"]).relative_to(tree)), f["code"]) for f in reports}
         print(f"  the 6 known reports: {'same' if seen == KNOWN_TRANSFORMERS else 'DIFFERENT'}")
+    return ruff_s
 
 
 def one_process(tree: Path) -> None:
     """Run in a child: check every file of ``tree`` in order in this process."""
+    from gradguard.analysis import analyze
     from gradguard.checking.workers import check_file
     from gradguard.config import Selection
 
+    interpreting = [0.0]
+    run_root = analyze.run_root  # type: ignore[attr-defined]
+
+    def timed_root(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return run_root(*args, **kwargs)
+        finally:
+            interpreting[0] += time.perf_counter() - start
+
+    analyze.run_root = timed_root  # type: ignore[attr-defined]
     files = sorted(str(p) for p in python_files(tree))
     roots = (str(tree),)
     quarters = {round(len(files) * k / 4) for k in range(1, 5)}
@@ -104,7 +125,13 @@ def one_process(tree: Path) -> None:
         times.append((time.perf_counter() - start, index, path))
         if index in quarters:
             rss.append(_rss_mb())
-    print(json.dumps({"times": times, "rss": rss}))
+    parsing = time.perf_counter()
+    for path in files:
+        with contextlib.suppress(SyntaxError, ValueError, OSError):
+            ast.parse(Path(path).read_bytes())
+    parsing = time.perf_counter() - parsing
+    print(json.dumps({"times": times, "rss": rss, "interpreting": interpreting[0],
+                      "parsing": parsing}))
 
 
 def _rss_mb() -> float:
@@ -115,7 +142,7 @@ def _rss_mb() -> float:
     return 0.0
 
 
-def in_one_process(name: str, tree: Path) -> None:
+def in_one_process(name: str, tree: Path, ruff_s: float) -> None:
     # As a module from the repository root, as every bench runs (it imports bench.*).
     proc = subprocess.run([sys.executable, "-m", "bench.engine_scale", "--one-process",
                            str(tree)], capture_output=True, text=True,
@@ -139,6 +166,13 @@ def in_one_process(name: str, tree: Path) -> None:
     second = sum(t for t, _, _ in times[half:]) / max(1, len(times) - half)
     print(f"  mean time a file, first half / second half of the run: {first * 1000:.0f} / "
           f"{second * 1000:.0f} ms")
+    interpreting, parsing = data["interpreting"], data["parsing"]
+    budget = 2 * ruff_s * (os.cpu_count() or 1)
+    print(f"  where the one process's {total:.1f} s go: interpreting roots {interpreting:.1f} s "
+          f"({interpreting / total:.0%}), the rest (reading, parsing, pre-filter, imports) "
+          f"{total - interpreting:.1f} s; ast.parse alone over the tree {parsing:.1f} s")
+    print(f"  2x ruff leaves {budget:.1f} CPU s on {os.cpu_count()} cores: the rest alone is "
+          f"{(total - interpreting) / budget:.2f}x of it, ast.parse alone {parsing / budget:.2f}x")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,9 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.only.split(","):
         tree = tree_path(name)
         lines = sum(count_lines(p) for p in python_files(tree))
-        whole_tree(name, tree, lines)
+        ruff_s = whole_tree(name, tree, lines)
         if not args.skip_one_process:
-            in_one_process(name, tree)
+            in_one_process(name, tree, ruff_s)
         sys.stdout.flush()
     return 0
 

@@ -52,6 +52,26 @@ INVALID = [
         agent.update_value(returns.pow(2).mean())
         (-returns.mean()).backward()
     """),
+    case("F3: a hidden state carried across the steps of a loop nested in two more "
+         "(each step's write breaks what the step before saved)", """
+        import os
+
+        import torch
+        import torch.nn as nn
+
+        cell = nn.Linear(4, 4)
+        epochs = int(os.environ.get("EPOCHS", "2"))
+        steps = int(os.environ.get("STEPS", "3"))
+        for epoch in range(epochs):
+            for batch in range(epochs + 1):
+                x = torch.randn(2, 4)
+                hidden = torch.zeros(2, 4)
+                total = 0
+                for step in range(steps):
+                    hidden.add_(cell(x))  # expect: GG001
+                    total = total + torch.sin(hidden).sum()
+                total.backward()
+    """),
 ]
 
 VALID = [
@@ -70,5 +90,24 @@ VALID = [
         critic_loss.backward(retain_graph=True)
         actor_loss.backward()
         critic_opt.step()
+    """),
+    case("F3: a hidden state carried out of place across the steps of a nested loop", """
+        import os
+
+        import torch
+        import torch.nn as nn
+
+        cell = nn.Linear(4, 4)
+        epochs = int(os.environ.get("EPOCHS", "2"))
+        steps = int(os.environ.get("STEPS", "3"))
+        for epoch in range(epochs):
+            for batch in range(epochs + 1):
+                x = torch.randn(2, 4)
+                hidden = torch.zeros(2, 4)
+                total = 0
+                for step in range(steps):
+                    hidden = hidden + cell(x)
+                    total = total + torch.sin(hidden).sum()
+                total.backward()
     """),
 ]

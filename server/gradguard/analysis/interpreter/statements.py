@@ -294,7 +294,7 @@ class Statements:
                 if frame.done:
                     break  # an item whose turn returns ends the loop, and the function
         else:
-            for second in (False, True):
+            for second in self.turns():
                 with self.iteration(second):
                     element = self.expressions.element_of(iterable)
                     if element.row is True:
@@ -306,11 +306,18 @@ class Statements:
             self.exec_block(statement.orelse, frame)
 
     def exec_loop_body(self, body: Sequence[ast.stmt], frame: Frame) -> None:
-        # Twice: a write in the second iteration can break what the first one saved.
-        for second in (False, True):
+        for second in self.turns():
             with self.iteration(second):
                 self.exec_block(body, frame)
                 frame.done = False  # the loop may run no time, or break
+
+    def turns(self) -> tuple[bool, ...]:
+        """Which turns of a loop to run (is it the second?). Twice: a write in the second
+        turn can break what the first one saved. Once inside another loop's second turn:
+        what this loop's own turns do to each other was found in the enclosing loop's
+        first turn, and running it twice there again would double the work at each level
+        of nesting (a tiled encoder's loops over tiles, frames and blocks)."""
+        return (False,) if self.state.repeating else (False, True)
 
     @contextmanager
     def iteration(self, second: bool) -> Iterator[None]:
